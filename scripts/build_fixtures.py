@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""Regenerate every artifact of the kernelcheck fixture corpus.
+
+    python scripts/build_fixtures.py            # everything
+    python scripts/build_fixtures.py --skip-triton --skip-numba
+
+Inputs:  fixtures/src/*.cu, fixtures/src/host/vec_add_host.cu,
+         fixtures/src/triton_kernels.py, fixtures/src/numba_kernels.py
+Outputs: fixtures/ptx/{sm_80,sm_90,nvrtc,O0G,triton,numba}/, fixtures/cubin/{sm_80,sm_90}/,
+         fixtures/fatbin/, fixtures/exe/, fixtures/TOOLKIT.md (versions section).
+
+PTX for sm_80/sm_90/O0G, the fatbins and the host executable come from the system nvcc;
+NVRTC PTX and all cubins come from NVRTC (cuda.bindings.nvrtc); the cubins are checked by
+linking the NVRTC PTX with nvJitLink as well. Tests never run this script.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FIX = ROOT / "fixtures"
+SRC = FIX / "src"
+CUDA_HOME = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda"))
+NVCC = os.environ.get("NVCC", str(CUDA_HOME / "bin" / "nvcc"))
+ARCHS = (80, 90)
+O0G_STEMS = ("elementwise", "inplace", "atomics", "structs_calls", "misc")
+FATBIN_STEM = "elementwise"
+
+
+def sources() -> list[Path]:
+    return sorted(SRC.glob("*.cu"))
+
+
+def run(cmd: list[str], **kw) -> None:
+    print("+", " ".join(str(c) for c in cmd), flush=True)
+    subprocess.run([str(c) for c in cmd], check=True, **kw)
+
+
+def nvcc_ptx() -> None:
+    for arch in ARCHS:
+        out = FIX / "ptx" / f"sm_{arch}"
+        out.mkdir(parents=True, exist_ok=True)
+        for src in sources():
+            run([NVCC, "-ptx", f"-arch=sm_{arch}", "-O3", "-lineinfo", src.name,
+                 "-o", out / f"{src.stem}.ptx"], cwd=SRC)
+    out = FIX / "ptx" / "O0G"
+    out.mkdir(parents=True, exist_ok=True)
+    for stem in O0G_STEMS:
+        run([NVCC, "-ptx", "-arch=sm_80", "-O0", "-G", f"{stem}.cu", "-o", out / f"{stem}.ptx"], cwd=SRC)
+
+
+def _check(res, what: str) -> None:
+    err = res[0]
+    if int(err) != 0:
+        raise RuntimeError(f"{what} failed: {err!r}")
+
+
+def nvrtc_compile(src: Path, opts: list[str]) -> tuple[bytes, bytes]:
+    """Return (ptx, cubin-or-empty) compiled by NVRTC with the given options."""
+    from cuda.bindings import nvrtc
+
+    text = src.read_bytes()
+    err, prog = nvrtc.nvrtcCreateProgram(text, src.name.encode(), 0, [], [])
+    _check((err,), "nvrtcCreateProgram")
+    bopts = [o.encode() for o in opts]
+    (err,) = nvrtc.nvrtcCompileProgram(prog, len(bopts), bopts)
+    err_l, log_size = nvrtc.nvrtcGetProgramLogSize(prog)
+    log = b" " * log_size
+    nvrtc.nvrtcGetProgramLog(prog, log)
+    if int(err) != 0:
+        raise RuntimeError(f"NVRTC failed for {src.name} {opts}:\n{log.decode(errors='replace')}")
+    ptx = b""
+    if any(o.startswith("--gpu-architecture=compute_") for o in opts):
+        _, size = nvrtc.nvrtcGetPTXSize(prog)
+        ptx = b" " * size
+        _check(nvrtc.nvrtcGetPTX(prog, ptx), "nvrtcGetPTX")
+        ptx = ptx.rstrip(b"\x00")
+    cubin = b""
+    if any(o.startswith("--gpu-architecture=sm_") for o in opts):
+        _, size = nvrtc.nvrtcGetCUBINSize(prog)
+        cubin = b" " * size
+        _check(nvrtc.nvrtcGetCUBIN(prog, cubin), "nvrtcGetCUBIN")
+    nvrtc.nvrtcDestroyProgram(prog)
+    return ptx, cubin
+
+
+NVRTC_COMMON = ["-lineinfo", "-std=c++17", f"--include-path={CUDA_HOME / 'include'}"]
+
+
+def nvrtc_artifacts() -> None:
+    out_ptx = FIX / "ptx" / "nvrtc"
+    out_ptx.mkdir(parents=True, exist_ok=True)
+    for src in sources():
+        ptx, _ = nvrtc_compile(src, ["--gpu-architecture=compute_90", *NVRTC_COMMON])
+        (out_ptx / f"{src.stem}.ptx").write_bytes(ptx)
+        print("nvrtc ptx", src.stem, flush=True)
+    for arch in ARCHS:
+        out = FIX / "cubin" / f"sm_{arch}"
+        out.mkdir(parents=True, exist_ok=True)
+        for src in sources():
+            _, cubin = nvrtc_compile(src, [f"--gpu-architecture=sm_{arch}", *NVRTC_COMMON])
+            (out / f"{src.stem}.cubin").write_bytes(cubin)
+            print(f"nvrtc cubin sm_{arch}", src.stem, flush=True)
+
+
+def nvjitlink_check() -> None:
+    """Link every committed sm_80/sm_90 nvcc PTX with nvJitLink (a consistency check)."""
+    from cuda.bindings import nvjitlink
+
+    for arch in ARCHS:
+        for src in sources():
+            ptx = (FIX / "ptx" / f"sm_{arch}" / f"{src.stem}.ptx").read_bytes()
+            h = nvjitlink.create(2, [f"-arch=sm_{arch}".encode(), b"-lineinfo"])
+            nvjitlink.add_data(h, nvjitlink.InputType.PTX, ptx, len(ptx), src.stem)
+            nvjitlink.complete(h)
+            size = nvjitlink.get_linked_cubin_size(h)
+            buf = bytearray(size)
+            nvjitlink.get_linked_cubin(h, buf)
+            nvjitlink.destroy(h)
+            assert buf[:4] == b"\x7fELF", src
+    print("nvJitLink linked all sm_80/sm_90 PTX", flush=True)
+
+
+def fatbins_and_exe() -> None:
+    out = FIX / "fatbin"
+    out.mkdir(parents=True, exist_ok=True)
+    gencode = ["-gencode", "arch=compute_80,code=sm_80",
+               "-gencode", "arch=compute_90,code=sm_90",
+               "-gencode", "arch=compute_90,code=compute_90"]
+    run([NVCC, "-fatbin", "-O3", *gencode, f"{FATBIN_STEM}.cu",
+         "-o", out / f"{FATBIN_STEM}.fatbin"], cwd=SRC)
+    run([NVCC, "-fatbin", "-O3", *gencode, "-Xfatbin", "-compress-all", "-Xfatbin", "-compress-mode=size",
+         f"{FATBIN_STEM}.cu", "-o", out / f"{FATBIN_STEM}_compressed.fatbin"], cwd=SRC)
+    exe = FIX / "exe"
+    exe.mkdir(parents=True, exist_ok=True)
+    run([NVCC, "-O2", *gencode, "host/vec_add_host.cu", "-o", exe / "vec_add_host"], cwd=SRC)
+
+
+def triton_ptx() -> None:
+    sys.path.insert(0, str(SRC))
+    import triton_kernels  # noqa: E402
+
+    triton_kernels.build(FIX / "ptx" / "triton")
+
+
+def numba_ptx() -> None:
+    os.environ.setdefault("CUDA_HOME", str(CUDA_HOME))
+    sys.path.insert(0, str(SRC))
+    import numba_kernels  # noqa: E402
+
+    numba_kernels.build(FIX / "ptx" / "numba")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--skip-nvcc", action="store_true")
+    ap.add_argument("--skip-nvrtc", action="store_true")
+    ap.add_argument("--skip-triton", action="store_true")
+    ap.add_argument("--skip-numba", action="store_true")
+    args = ap.parse_args()
+    if not args.skip_nvcc:
+        nvcc_ptx()
+        fatbins_and_exe()
+    if not args.skip_nvrtc:
+        nvrtc_artifacts()
+        nvjitlink_check()
+    if not args.skip_triton:
+        triton_ptx()
+    if not args.skip_numba:
+        numba_ptx()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
