@@ -1,0 +1,232 @@
+"""Parse PTX text into the Kernel IR.
+
+One LALR parser with the contextual lexer is built per thread from ``grammars/ptx.lark``
+(its analysis cached on disk by lark) and reused for every parse; the IR is built during the
+parse by :class:`~kernelcheck.ptx.transformer.PtxTransformer`, so no parse tree exists.
+Every lark error is turned into :class:`~kernelcheck.errors.PtxSyntaxError` naming the file,
+line, column and the expected tokens.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import threading
+from pathlib import Path
+
+from lark import Lark
+from lark.exceptions import (
+    LarkError,
+    UnexpectedCharacters,
+    UnexpectedEOF,
+    UnexpectedInput,
+    UnexpectedToken,
+    VisitError,
+)
+
+from kernelcheck.errors import KernelcheckError, PtxSyntaxError
+from kernelcheck.ir.nodes import Module
+from kernelcheck.ptx.lalr_driver import DriverSyntaxError, LalrDriver
+from kernelcheck.ptx.transformer import PtxTransformer
+
+__all__ = ["parse_ptx", "parse_ptx_file", "grammar_path"]
+
+_state = threading.local()
+
+# Terminal names as the ISA's reader knows them, for "expected ..." in error messages.
+_TERMINAL_WORDS = {
+    "SEMICOLON": "';'", "COMMA": "','", "LBRACE": "'{'", "RBRACE": "'}'", "LPAR": "'('",
+    "RPAR": "')'", "LSQB": "'['", "RSQB": "']'", "COLON": "':'", "OPCODE": "an opcode",
+    "REGISTER": "a register", "NAME": "a name", "INT": "an integer", "TYPE": "a type",
+    "LABEL_DEF": "a label", "ADDRESS": "an address", "GUARD": "a guard predicate",
+    "STATE_SPACE": "a state space", "STRING": "a string", "FUNCTION_KIND": ".entry/.func",
+    "$END": "end of input",
+}
+
+
+def grammar_path() -> Path:
+    """The PTX grammar file shipped with the package."""
+    return Path(__file__).resolve().parent.parent / "grammars" / "ptx.lark"
+
+
+def _cache_file() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    directory = os.path.join(base, "kernelcheck")
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+    except OSError:
+        directory = tempfile.gettempdir()
+    return os.path.join(directory, "ptx-grammar.lark-cache")
+
+
+def _parser() -> tuple[Lark, PtxTransformer, LalrDriver]:
+    pair = getattr(_state, "pair", None)
+    if pair is None:
+        transformer = PtxTransformer()
+        text = grammar_path().read_text()
+        options = dict(
+            parser="lalr",
+            lexer="contextual",
+            transformer=transformer,
+            maybe_placeholders=False,
+            propagate_positions=False,
+        )
+        try:
+            lark = Lark(text, cache=_cache_file(), **options)
+        except (OSError, EOFError, ValueError):
+            lark = Lark(text, **options)
+        transformer.set_operand_terminals(
+            {t.name: t.pattern.to_regexp() for t in lark.terminals}
+        )
+        pair = (lark, transformer, LalrDriver(lark))
+        _state.pair = pair
+    return pair
+
+
+def parse_ptx(text: str | bytes, filename: str | None = None, *, engine: str = "fast") -> Module:
+    """Parse PTX text into a :class:`~kernelcheck.ir.nodes.Module`.
+
+    Parameters
+    ----------
+    text : str or bytes
+        The PTX source. Bytes are decoded as UTF-8 (PTX is ASCII).
+    filename : str, optional
+        Used in error messages and kept on the module.
+    engine : {"fast", "lark"}
+        ``"fast"`` runs lark's LALR tables with kernelcheck's lean driver
+        (:mod:`kernelcheck.ptx.lalr_driver`); ``"lark"`` runs lark's own parser. Both use
+        the same grammar and callbacks and give equal results; the second is the reference
+        the first is tested against.
+
+    Returns
+    -------
+    Module
+
+    Raises
+    ------
+    PtxSyntaxError
+        When the text is not PTX; the error names the line, column and expected tokens.
+
+    Examples
+    --------
+    >>> m = parse_ptx(".version 8.0\\n.target sm_80\\n.address_size 64\\n"
+    ...               ".visible .entry k() { ret; }")
+    >>> [k.name for k in m.kernels], m.kernels[0].instructions[0].opcode
+    (['k'], 'ret')
+    """
+    if isinstance(text, bytes | bytearray | memoryview):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as error:
+            line = bytes(text)[: error.start].count(b"\n") + 1
+            raise PtxSyntaxError(
+                f"not PTX text: byte 0x{bytes(text)[error.start]:02x} is not UTF-8",
+                filename=filename,
+                line=line,
+                column=error.start - bytes(text).rfind(b"\n", 0, error.start),
+            ) from None
+    if "\x00" in text:
+        offset = text.index("\x00")
+        line = text.count("\n", 0, offset) + 1
+        raise PtxSyntaxError(
+            "not PTX text: it contains a NUL byte (is this a binary file?)",
+            filename=filename,
+            line=line,
+            column=offset - text.rfind("\n", 0, offset),
+        )
+    if not text.strip():
+        raise PtxSyntaxError("empty input: no PTX statements", filename=filename, line=1,
+                             column=1)
+    lark, transformer, driver = _parser()
+    transformer.reset(filename)
+    try:
+        if engine == "lark":
+            return lark.parse(text)
+        return driver.parse(text)
+    except DriverSyntaxError as error:
+        raise _driver_error(error, text, filename) from None
+    except UnexpectedInput as error:
+        raise _syntax_error(error, text, filename) from None
+    except VisitError as error:
+        raise PtxSyntaxError(
+            f"malformed construct: {error.orig_exc}", filename=filename, line=0, column=0
+        ) from error
+    except LarkError as error:  # pragma: no cover - other lark failures are our bugs
+        raise KernelcheckError(f"{filename or '<input>'}: PTX parser failure: {error}") from error
+    finally:
+        transformer.reset(None)
+
+
+def parse_ptx_file(path: str | os.PathLike) -> Module:
+    """Read and parse a PTX file; errors name the file."""
+    path = os.fspath(path)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as error:
+        raise KernelcheckError(f"{path}: cannot read: {error.strerror}") from error
+    return parse_ptx(data, filename=path)
+
+
+def _syntax_error(error: UnexpectedInput, text: str, filename: str | None) -> PtxSyntaxError:
+    line = getattr(error, "line", 0) or 0
+    column = getattr(error, "column", 0) or 0
+    if isinstance(error, UnexpectedEOF) or line <= 0:
+        line = text.count("\n") + (0 if text.endswith("\n") else 1)
+        column = len(text.rsplit("\n", 1)[-1]) + 1 if not text.endswith("\n") else 1
+        message = "unexpected end of input (truncated PTX?)"
+        expected = _describe(getattr(error, "expected", ()) or ())
+    elif isinstance(error, UnexpectedToken):
+        token = error.token
+        if token.type == "$END":
+            message = "unexpected end of input (truncated PTX?)"
+        else:
+            message = f"unexpected {_shorten(str(token))!r}"
+        expected = _describe(error.accepts or error.expected)
+    elif isinstance(error, UnexpectedCharacters):
+        char = text[error.pos_in_stream] if error.pos_in_stream < len(text) else ""
+        message = f"unexpected character {char!r}"
+        expected = _describe(error.allowed or ())
+    else:  # pragma: no cover
+        message = str(error).splitlines()[0]
+        expected = ()
+    lines = text.splitlines()
+    text_line = lines[line - 1] if 0 < line <= len(lines) else None
+    return PtxSyntaxError(message, filename=filename, line=line, column=column,
+                          text_line=text_line, expected=expected)
+
+
+def _driver_error(error: DriverSyntaxError, text: str, filename: str | None) -> PtxSyntaxError:
+    expected = _describe(error.expected)
+    if error.offset >= len(text) or error.found is None:
+        line = text.count("\n") + (0 if text.endswith("\n") else 1)
+        last = text.rsplit("\n", 1)[-1] if not text.endswith("\n") else ""
+        lines = text.splitlines()
+        return PtxSyntaxError("unexpected end of input (truncated PTX?)", filename=filename,
+                              line=line, column=len(last) + 1,
+                              text_line=lines[-1] if lines else None, expected=expected)
+    line = text.count("\n", 0, error.offset) + 1
+    column = error.offset - (text.rfind("\n", 0, error.offset) + 1) + 1
+    found = str(error.found)
+    if len(found) == 1 and not found.isalnum():
+        message = f"unexpected character {found!r}"
+    else:
+        message = f"unexpected {_shorten(found)!r}"
+    line_start = text.rfind("\n", 0, error.offset) + 1
+    line_end = text.find("\n", error.offset)
+    text_line = text[line_start : line_end if line_end >= 0 else len(text)]
+    return PtxSyntaxError(message, filename=filename, line=line, column=column,
+                          text_line=text_line, expected=expected)
+
+
+def _describe(names) -> tuple[str, ...]:
+    words = set()
+    for name in names:
+        if name.startswith("__ANON"):
+            continue
+        words.add(_TERMINAL_WORDS.get(name, name))
+    return tuple(sorted(words))
+
+
+def _shorten(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
