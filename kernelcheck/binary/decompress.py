@@ -54,8 +54,8 @@ def lz4_block_decompress(source: bytes, expected_size: int) -> bytes:
 
     Examples
     --------
-    >>> lz4_block_decompress(bytes([0x1F, ord("a"), 1, 0, 1, 0x10, ord("b")]), 21)
-    b'aaaaaaaaaaaaaaaaaaaab'
+    >>> lz4_block_decompress(bytes([0x1F, ord("a"), 1, 0, 1, 0x10, ord("b")]), 22)
+    b'aaaaaaaaaaaaaaaaaaaaab'
     """
     out = bytearray()
     position = 0

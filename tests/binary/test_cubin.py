@@ -1,0 +1,108 @@
+"""CubinFile against the kernel signatures of data/kernels.cu and `cuobjdump -elf` output."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+from kernelcheck.binary import CubinFile, parse_nv_info
+from kernelcheck.binary.nvinfo import decode_kparam_info
+from kernelcheck.errors import BinaryFormatError
+
+# (ordinal, offset, size) per kernel, from the C++ signatures: char/short/long long/Pair
+# (float + double, 16 bytes aligned to 8)/pointer, and the 4/4/8/8 of saxpy.
+SIGNATURES = {
+    "saxpy": [(0, 0, 4), (1, 4, 4), (2, 8, 8), (3, 16, 8)],
+    "_Z5mixedcsx4PairPd": [(0, 0, 1), (1, 2, 2), (2, 8, 8), (3, 16, 16), (4, 32, 8)],
+    "_ZN2ns5scaleIfEEvPT_S1_j": [(0, 0, 8), (1, 8, 4), (2, 12, 4)],
+    "_ZN2ns5scaleIiEEvPT_S1_j": [(0, 0, 8), (1, 8, 4), (2, 12, 4)],
+    "counter": [(0, 0, 8)],
+}
+# Values printed by cuobjdump -elf 13.5.37 for the committed cubins.
+EXITS = {
+    "k80.cubin": {"saxpy": (0x50, 0xE0), "_Z5mixedcsx4PairPd": (0x150,), "counter": (0x100,),
+                  "_ZN2ns5scaleIfEEvPT_S1_j": (0x50, 0xC0)},
+}
+REGCOUNT_SM80 = {"saxpy": 10, "_Z5mixedcsx4PairPd": 12, "counter": 8}
+
+
+@pytest.mark.parametrize(("name", "arch", "base"), [("k80.cubin", "sm_80", 0x160),
+                                                     ("k90.cubin", "sm_90", 0x210)])
+def test_kernels_and_parameter_layout(data_bytes, name, arch, base):
+    cubin = CubinFile(data_bytes(name), filename=name)
+    assert cubin.arch == arch
+    assert cubin.virtual_arch == arch.replace("sm_", "compute_")
+    assert cubin.toolkit_version == "13.0"
+    assert cubin.num_kernels == 5
+    for kernel in cubin.iter_kernels():
+        layout = [(p.ordinal, p.offset, p.size) for p in kernel.params]
+        assert layout == SIGNATURES[kernel.name]
+        assert kernel.param_base == base
+        last = kernel.params[-1]
+        assert kernel.param_size == last.offset + last.size
+        assert kernel.cbank0_size == base + kernel.param_size
+        assert len(kernel.text) % 16 == 0 and kernel.text
+        assert kernel.cuda_api_version == 130
+        for exit_offset in kernel.exit_offsets:
+            assert exit_offset < len(kernel.text)
+
+
+def test_values_match_cuobjdump(data_bytes):
+    cubin = CubinFile(data_bytes("k80.cubin"))
+    for name, exits in EXITS["k80.cubin"].items():
+        assert cubin.get_kernel(name).exit_offsets == exits
+    for name, count in REGCOUNT_SM80.items():
+        assert cubin.get_kernel(name).regcount == count
+    mixed = cubin.get_kernel("mixed(char, short, long long, Pair, double*)")
+    assert mixed.max_threads == (128, 1, 1)
+    assert mixed.num_barriers == 1
+    assert mixed.frame_size == 0
+    assert cubin.get_kernel("saxpy").max_threads is None
+
+
+def test_demangled_names(data_bytes):
+    names = {k.demangled for k in CubinFile(data_bytes("k80.cubin")).iter_kernels()}
+    assert "void ns::scale<float>(float*, float, unsigned int)" in names
+    assert "saxpy" in names
+
+
+def test_truncated_elf(data_bytes):
+    with pytest.raises(BinaryFormatError) as caught:
+        CubinFile(data_bytes("k80.cubin")[:3000], filename="cut.cubin")
+    assert caught.value.filename == "cut.cubin"
+    assert "cut.cubin" in str(caught.value)
+
+
+def test_wrong_machine(data_bytes):
+    data = bytearray(data_bytes("k80.cubin"))
+    struct.pack_into("<H", data, 18, 62)  # EM_X86_64
+    with pytest.raises(BinaryFormatError, match="EM_CUDA") as caught:
+        CubinFile(bytes(data), filename="x86.o")
+    assert caught.value.filename == "x86.o" and caught.value.offset == 18
+
+
+def test_corrupt_nv_info_record_names_section_and_offset(data_bytes):
+    cubin = CubinFile(data_bytes("k80.cubin"))
+    section = cubin.get_section(".nv.info.saxpy")
+    data = bytearray(data_bytes("k80.cubin"))
+    data[section.offset + 12] = 0x07  # the format byte of the second record
+    with pytest.raises(BinaryFormatError) as caught:
+        CubinFile(bytes(data), filename="bad.cubin")
+    error = caught.value
+    assert (error.filename, error.section, error.offset) == ("bad.cubin", ".nv.info.saxpy", 12)
+
+
+def test_nv_info_sval_past_end():
+    with pytest.raises(BinaryFormatError, match="runs past") as caught:
+        parse_nv_info(bytes.fromhex("04170c00 00000000"), section=".nv.info.k")
+    assert caught.value.offset == 0
+
+
+def test_kparam_size_bits():
+    # Size lives in bits 18..31 of the last word: 0x100 bytes -> 0x100 << 18.
+    word = (0x100 << 18) | (0x1F << 12)
+    record = parse_nv_info(bytes.fromhex("04170c00") + struct.pack("<IHHI", 0, 2, 0x20, word))
+    param = decode_kparam_info(record[0])
+    assert (param.ordinal, param.offset, param.size, param.cbank, param.is_cbank) == (
+        2, 0x20, 0x100, 0x1F, True)
