@@ -134,14 +134,18 @@ def fatbins_and_exe() -> None:
                "-gencode", "arch=compute_90,code=compute_90"]
     run([NVCC, "-fatbin", "-O3", *gencode, f"{FATBIN_STEM}.cu",
          "-o", out / f"{FATBIN_STEM}.fatbin"], cwd=SRC)
-    run([NVCC, "-fatbin", "-O3", *gencode, "-Xfatbin", "-compress-all", "-Xfatbin", "-compress-mode=size",
-         f"{FATBIN_STEM}.cu", "-o", out / f"{FATBIN_STEM}_compressed.fatbin"], cwd=SRC)
+    # Every entry compressed. fatbinary 13.0: -compress-mode=speed gives LZ4 entries (flag 0x2000,
+    # as in the PyTorch CUDA wheels); -compress-mode=size gives zstd entries (flag 0x8000).
+    for suffix, mode in (("compressed", "speed"), ("compressed_zstd", "size")):
+        run([NVCC, "-fatbin", "-O3", *gencode, "-Xfatbin", "-compress-all", "-Xfatbin", f"-compress-mode={mode}",
+             f"{FATBIN_STEM}.cu", "-o", out / f"{FATBIN_STEM}_{suffix}.fatbin"], cwd=SRC)
     exe = FIX / "exe"
     exe.mkdir(parents=True, exist_ok=True)
     run([NVCC, "-O2", *gencode, "host/vec_add_host.cu", "-o", exe / "vec_add_host"], cwd=SRC)
 
 
 def triton_ptx() -> None:
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     sys.path.insert(0, str(SRC))
     import triton_kernels  # noqa: E402
 
