@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Union
 
 __all__ = [
     "SourcePos",
@@ -183,20 +182,20 @@ class Expression:
     text: str
 
 
-Operand = Union[
-    Register,
-    SpecialRegister,
-    Immediate,
-    Symbol,
-    Address,
-    VectorOperand,
-    ParenList,
-    BracketList,
-    Sink,
-    NegatedPredicate,
-    PredicatePair,
-    Expression,
-]
+Operand = (
+    Register
+    | SpecialRegister
+    | Immediate
+    | Symbol
+    | Address
+    | VectorOperand
+    | ParenList
+    | BracketList
+    | Sink
+    | NegatedPredicate
+    | PredicatePair
+    | Expression
+)
 
 
 # --------------------------------------------------------------------------- statements
@@ -348,8 +347,17 @@ class BranchTargets:
     labels: tuple[str, ...]
 
 
-Statement = Union[Instruction, Label, ScopeOpen, ScopeClose, RegisterDecl, VariableDecl, Pragma,
-                  CallPrototype, BranchTargets]
+Statement = (
+    Instruction
+    | Label
+    | ScopeOpen
+    | ScopeClose
+    | RegisterDecl
+    | VariableDecl
+    | Pragma
+    | CallPrototype
+    | BranchTargets
+)
 
 
 # --------------------------------------------------------------------------- functions
@@ -502,8 +510,14 @@ class UnknownDirective:
     arguments: tuple[str, ...]
 
 
-ModuleItem = Union[Function, VariableDecl, FileDirective, SectionDirective, Pragma,
-                   UnknownDirective]
+ModuleItem = (
+    Function
+    | VariableDecl
+    | FileDirective
+    | SectionDirective
+    | Pragma
+    | UnknownDirective
+)
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,10 @@ class LazyToken(Token):
     def column(self) -> int:
         return self._lines.column_of(self.start_pos)
 
+    def position(self) -> tuple[int, int]:
+        """``(line, column)`` with one lookup."""
+        return self._lines.position(self.start_pos)
+
 
 class _Lines:
     """Maps character offsets to 1-based (line, column), from the offsets of newlines."""
@@ -72,6 +76,10 @@ class _Lines:
 
     def line_of(self, offset: int) -> int:
         return bisect.bisect_left(self._newlines, offset) + 1
+
+    def position(self, offset: int) -> tuple[int, int]:
+        index = bisect.bisect_left(self._newlines, offset)
+        return index + 1, offset - (self._newlines[index - 1] if index else -1)
 
     def column_of(self, offset: int) -> int:
         index = bisect.bisect_left(self._newlines, offset)
@@ -94,9 +102,13 @@ class LalrDriver:
     lark : Lark
         A parser built with ``parser="lalr"`` and the transformer whose callbacks build the
         result; only its tables, terminals and callbacks are used.
+    raw_callbacks : dict, optional
+        Rule name -> callback taking the rule's children unfiltered (punctuation included
+        as plain strings, ``*`` repetitions as lark's expansion trees). For the hottest
+        rules, where lark's child filtering is measurable.
     """
 
-    def __init__(self, lark: Lark) -> None:
+    def __init__(self, lark: Lark, raw_callbacks: dict[str, Callable] | None = None) -> None:
         frontend = lark.parser
         parser = frontend.parser.parser
         table = parser.parse_table
@@ -110,7 +122,10 @@ class LalrDriver:
                 if action is Shift:
                     flat[symbol] = (True, arg)
                 else:
-                    flat[symbol] = (False, _Reduce(len(arg.expansion), callbacks[arg],
+                    callback = callbacks[arg]
+                    if raw_callbacks and arg.origin.name in raw_callbacks:
+                        callback = raw_callbacks[arg.origin.name]
+                    flat[symbol] = (False, _Reduce(len(arg.expansion), callback,
                                                    arg.origin.name))
             self._actions[state] = flat
         terminals = sorted(

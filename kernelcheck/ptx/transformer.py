@@ -360,14 +360,15 @@ class PtxTransformer(Transformer):
     def loc(self, c: list) -> None:
         function_name = None
         inlined = None
-        for item in c[3:]:
+        for item in c[1:]:
             if item[0] == "function_name":
                 function_name = item[1]
             else:
                 inlined = item[1]
-        self._loc = SourceLoc(
-            parse_int(c[0]), parse_int(c[1]), parse_int(c[2]), function_name, inlined
-        )
+        _, file, line, column = c[0].split()
+        loc = SourceLoc(int(file), int(line), int(column), function_name, inlined)
+        if loc != self._loc:
+            self._loc = loc
         return None
 
     def loc_function_name(self, c: list) -> _Tagged:
@@ -378,21 +379,44 @@ class PtxTransformer(Transformer):
         return _tag("inlined_at", SourceLoc(parse_int(c[0]), parse_int(c[1]), parse_int(c[2])))
 
     def instruction(self, c: list) -> Instruction:
-        first = c[0]
+        """Build an instruction from the rule's unfiltered children.
+
+        Registered as a raw callback with the table driver: ``c`` holds the tokens, the
+        operands, punctuation as plain strings and the ``("," operand)*`` repetition as a
+        lark expansion tree (anything with ``children``).
+        """
         guard = None
-        if first.type == "GUARD":
-            guard = self._guards.get(first)
-            if guard is None:
-                text = str(first)
-                guard = Guard(text[2:], True) if text[1] == "!" else Guard(text[1:], False)
-                self._guards[text] = guard
-            opcode_token = c[1]
-            operands = c[2:]
-        else:
-            opcode_token = first
-            operands = c[1:]
-        if operands and any(isinstance(item, Token) for item in operands):
-            operands = self._expand_runs(operands)
+        opcode_token = None
+        operands = []
+        for item in c:
+            kind = type(item)
+            if kind is str:
+                continue
+            if isinstance(item, Token):
+                token_type = item.type
+                if token_type == "OPERANDS":
+                    run = self._runs.get(item)
+                    if run is None:
+                        run = self._split_run(item)
+                    operands.extend(run)
+                elif token_type == "OPCODE":
+                    opcode_token = item
+                elif token_type == "GUARD":
+                    guard = self._guards.get(item)
+                    if guard is None:
+                        text = str(item)
+                        guard = Guard(text[2:], True) if text[1] == "!" else Guard(
+                            text[1:], False)
+                        self._guards[text] = guard
+                # other tokens are punctuation kept by the lark engine
+            elif hasattr(item, "children"):
+                for child in item.children:
+                    if isinstance(child, Token) and child.type == "OPERANDS":
+                        operands.extend(self._runs.get(child) or self._split_run(child))
+                    elif not isinstance(child, (str, Token)):
+                        operands.append(child)
+            else:
+                operands.append(item)
         split = self._opcodes.get(opcode_token)
         if split is None:
             parts = str(opcode_token).split(".")
@@ -400,32 +424,20 @@ class PtxTransformer(Transformer):
             self._opcodes[str(opcode_token)] = split
         index = self._counter
         self._counter = index + 1
+        if type(opcode_token) is Token:
+            pos = SourcePos(opcode_token.line, opcode_token.column)
+        else:
+            pos = SourcePos(*opcode_token.position())
         return Instruction(
-            split[0],
-            split[1],
-            tuple(operands),
-            guard,
-            self._loc,
-            index,
-            split[2],
-            SourcePos(opcode_token.line, opcode_token.column),
+            split[0], split[1], tuple(operands), guard, self._loc, index, split[2], pos
         )
 
     # ------------------------------------------------------------ operands
 
-    def _expand_runs(self, items: list) -> list:
-        expanded = []
-        for item in items:
-            if isinstance(item, Token):
-                run = self._runs.get(item)
-                if run is None:
-                    run = tuple(self._run_operand(m) for m in
-                                self._operand_pattern.finditer(item))
-                    self._runs[str(item)] = run
-                expanded.extend(run)
-            else:
-                expanded.append(item)
-        return expanded
+    def _split_run(self, token) -> tuple:
+        run = tuple(self._run_operand(m) for m in self._operand_pattern.finditer(token))
+        self._runs[str(token)] = run
+        return run
 
     def _run_operand(self, match: re.Match):
         kind = match.lastgroup
