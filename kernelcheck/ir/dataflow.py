@@ -242,21 +242,54 @@ def def_use_graph(function: Function, cfg: nx.DiGraph | None = None) -> nx.Multi
     return graph
 
 
+# Set-bit positions of every byte value, to decode dense bit vectors a byte at a time.
+_BYTE_BITS = tuple(tuple(k for k in range(8) if byte >> k & 1) for byte in range(256))
+
+
+def _dense_bits(value: int) -> list[int]:
+    """Positions of the set bits of ``value`` (fast when many bits are set)."""
+    data = value.to_bytes((value.bit_length() + 7) // 8, "little")
+    return [8 * i + k for i, byte in enumerate(data) if byte for k in _BYTE_BITS[byte]]
+
+
 @dataclass(frozen=True, slots=True)
 class Liveness:
-    """Live registers: at the start of each instruction and at both ends of each block.
+    """Live registers at the start of each instruction and at both ends of each block.
 
     A register is live at a point when some path from there reads it before surely
-    redefining it.
+    redefining it. Sets are kept as bit masks over :attr:`registers` (bit ``k`` stands for
+    ``registers[k]``) and decoded on request, so that building liveness of a large kernel
+    does not build thousands of sets nobody reads.
     """
 
-    instruction_in: dict[int, frozenset[str]]
-    block_in: dict[int, frozenset[str]]
-    block_out: dict[int, frozenset[str]]
+    registers: tuple[str, ...]
+    instruction_masks: dict[int, int]
+    block_in_masks: dict[int, int]
+    block_out_masks: dict[int, int]
+
+    def _decode(self, mask: int) -> frozenset[str]:
+        names = self.registers
+        return frozenset(names[b] for b in _dense_bits(mask))
 
     def live_at(self, index: int) -> frozenset[str]:
         """Registers live just before instruction ``index``."""
-        return self.instruction_in[index]
+        return self._decode(self.instruction_masks[index])
+
+    def block_in(self, block: int) -> frozenset[str]:
+        """Registers live on entry to block ``block``."""
+        return self._decode(self.block_in_masks[block])
+
+    def block_out(self, block: int) -> frozenset[str]:
+        """Registers live on exit from block ``block``."""
+        return self._decode(self.block_out_masks[block])
+
+    def is_live(self, register: str, index: int) -> bool:
+        """Whether ``register`` is live just before instruction ``index``."""
+        try:
+            bit = self.registers.index(register)
+        except ValueError:
+            return False
+        return bool(self.instruction_masks[index] >> bit & 1)
 
 
 def liveness(function: Function, cfg: nx.DiGraph | None = None) -> Liveness:
@@ -315,18 +348,12 @@ def liveness(function: Function, cfg: nx.DiGraph | None = None) -> Liveness:
             if new_in != live_in[node]:
                 live_in[node] = new_in
                 pending.update(p for p in cfg.predecessors(node) if p != ENTRY)
-    names = tables.registers
-
-    def as_set(mask: int) -> frozenset[str]:
-        return frozenset(names[b] for b in _bits(mask))
-
-    instruction_in: dict[int, frozenset[str]] = {}
+    instruction_masks: dict[int, int] = {}
     for index, block in blocks.items():
         state = live_out[index]
         for instr in reversed(block.instructions):
             k = instr.index
             state = use_masks[k] | (state & ~def_masks[k])
-            instruction_in[k] = as_set(state)
-    return Liveness(instruction_in,
-                    {n: as_set(live_in[n]) for n in blocks},
-                    {n: as_set(live_out[n]) for n in blocks})
+            instruction_masks[k] = state
+    return Liveness(tables.registers, instruction_masks,
+                    {n: live_in[n] for n in blocks}, {n: live_out[n] for n in blocks})

@@ -104,11 +104,13 @@ def test_liveness_respects_guarded_definitions():
     assert "%f6" in live.live_at(12)
     assert "%f6" not in live.live_at(11)
     assert live.live_at(24) == frozenset()
+    assert live.is_live("%f6", 12) and not live.is_live("%f6", 11)
+    assert not live.is_live("%nonexistent", 0)
     cfg = control_flow_graph(kernel())
     loop = next(n for n in cfg if cfg.has_edge(n, n))
-    assert live.block_in[loop] == live.live_at(9)
+    assert live.block_in(loop) == live.live_at(9)
     # Everything live after the loop is also live around it.
-    assert live.block_out[loop] == live.live_at(9)
+    assert live.block_out(loop) == live.live_at(9)
 
 
 # --------------------------------------------------------------------------- oracle
