@@ -76,6 +76,7 @@ def _tables(function: Function) -> _Tables:
     sites: list = []
     def_bit: dict = {}
     reg_mask: dict = {}
+    # Entry pseudo-definitions take bits 0 .. len(registers) - 1, real ones the rest.
     for reg in registers:
         def_bit[(reg, ENTRY)] = len(sites)
         reg_mask[reg] = 1 << len(sites)
@@ -156,6 +157,16 @@ def _bits(value: int):
         value ^= low
 
 
+# Set-bit positions of every byte value, to decode dense bit vectors a byte at a time.
+_BYTE_BITS = tuple(tuple(k for k in range(8) if byte >> k & 1) for byte in range(256))
+
+
+def _dense_bits(value: int) -> list[int]:
+    """Positions of the set bits of ``value`` (fast when many bits are set)."""
+    data = value.to_bytes((value.bit_length() + 7) // 8, "little")
+    return [8 * i + k for i, byte in enumerate(data) if byte for k in _BYTE_BITS[byte]]
+
+
 def reaching_definitions(
     function: Function, cfg: nx.DiGraph | None = None
 ) -> dict[int, frozenset[tuple[str, int]]]:
@@ -187,12 +198,13 @@ def reaching_definitions(
     tables = _tables(function)
     in_sets = _block_in_sets(function, cfg, tables)
     sites = tables.def_sites
+    real = ~((1 << len(tables.registers)) - 1)  # entry pseudo-definitions take the low bits
     result: dict[int, frozenset] = {}
     for block in function.blocks:
         state = in_sets.get(block.index, 0)
         for instr in block.instructions:
             result[instr.index] = frozenset(
-                sites[b] for b in _bits(state) if sites[b][1] != ENTRY)
+                sites[b] for b in _dense_bits(state & real))
             state = _step(state, instr.index, instr, tables)
     return result
 
@@ -240,16 +252,6 @@ def def_use_graph(function: Function, cfg: nx.DiGraph | None = None) -> nx.Multi
             state = _step(state, index, instr, tables)
     graph.add_edges_from(edges)
     return graph
-
-
-# Set-bit positions of every byte value, to decode dense bit vectors a byte at a time.
-_BYTE_BITS = tuple(tuple(k for k in range(8) if byte >> k & 1) for byte in range(256))
-
-
-def _dense_bits(value: int) -> list[int]:
-    """Positions of the set bits of ``value`` (fast when many bits are set)."""
-    data = value.to_bytes((value.bit_length() + 7) // 8, "little")
-    return [8 * i + k for i, byte in enumerate(data) if byte for k in _BYTE_BITS[byte]]
 
 
 @dataclass(frozen=True, slots=True)
