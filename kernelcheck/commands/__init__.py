@@ -1,0 +1,1 @@
+"""Sub-commands of the ``kernelcheck`` command line, one module each."""

@@ -27,7 +27,9 @@ from lark.parsers.lalr_analysis import Shift
 
 __all__ = ["LalrDriver", "DriverSyntaxError", "LazyToken"]
 
-_SKIP = r"(?:[ \t\r\n]+|//[^\n]*|/\*(?:[^*]|\*(?!/))*\*/)*"
+# Whitespace and comments before a token. Atomic (``(?>...)``, Python 3.11+): the engine
+# must never backtrack into a comment to find a token inside it.
+_SKIP = r"(?>(?:[ \t\r\n]++|//[^\n]*+|/\*(?:[^*]|\*(?!/))*+\*/)*+)"
 
 
 class DriverSyntaxError(Exception):

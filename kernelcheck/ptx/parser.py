@@ -34,15 +34,20 @@ __all__ = ["parse_ptx", "parse_ptx_file", "grammar_path"]
 
 _state = threading.local()
 
-# Terminal names as the ISA's reader knows them, for "expected ..." in error messages.
+# Named terminals as a reader of the ISA knows them, for "expected ..." in error messages;
+# string-literal terminals are shown as the literal itself.
 _TERMINAL_WORDS = {
-    "SEMICOLON": "';'", "COMMA": "','", "LBRACE": "'{'", "RBRACE": "'}'", "LPAR": "'('",
-    "RPAR": "')'", "LSQB": "'['", "RSQB": "']'", "COLON": "':'", "OPCODE": "an opcode",
-    "REGISTER": "a register", "NAME": "a name", "INT": "an integer", "TYPE": "a type",
+    "OPCODE": "an opcode", "OPERANDS": "operands", "REGISTER": "a register",
+    "NAME": "a name", "INT": "an integer", "INTEGERS": "integers", "TYPE": "a type",
     "LABEL_DEF": "a label", "ADDRESS": "an address", "GUARD": "a guard predicate",
     "STATE_SPACE": "a state space", "STRING": "a string", "FUNCTION_KIND": ".entry/.func",
+    "LINKAGE": ".visible/.extern/.weak", "VERSION_NUMBER": "a version number",
+    "TARGET_NAME": "a target name", "LOC": ".loc", "PERF_DIRECTIVE": "a performance directive",
+    "SECTION_NAME": "a section name", "FLOAT_HEX": "a hex float", "DECIMAL_FLOAT": "a float",
+    "VECTOR": ".v2/.v4/.v8", "ATTRIBUTE": ".attribute(...)", "GENERIC_EXPR": "generic(...)",
     "$END": "end of input",
 }
+_literals: dict[str, str] = {}
 
 
 def grammar_path() -> Path:
@@ -83,6 +88,9 @@ def _parser() -> tuple[Lark, PtxTransformer, LalrDriver]:
         )
         driver = LalrDriver(lark, raw_callbacks={"instruction": transformer.instruction})
         pair = (lark, transformer, driver)
+        for terminal in lark.terminals:
+            if type(terminal.pattern).__name__ == "PatternStr":
+                _literals[terminal.name] = repr(terminal.pattern.value)
         _state.pair = pair
     return pair
 
@@ -232,9 +240,7 @@ def _driver_error(error: DriverSyntaxError, text: str, filename: str | None) -> 
 def _describe(names) -> tuple[str, ...]:
     words = set()
     for name in names:
-        if name.startswith("__ANON"):
-            continue
-        words.add(_TERMINAL_WORDS.get(name, name))
+        words.add(_TERMINAL_WORDS.get(name) or _literals.get(name) or name)
     return tuple(sorted(words))
 
 

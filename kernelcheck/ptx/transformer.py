@@ -463,7 +463,8 @@ class PtxTransformer(Transformer):
         return found
 
     def predicate_pair(self, c: list) -> PredicatePair:
-        return PredicatePair(self.register(c[:1]), self.register(c[1:]))
+        second = self.register(c[1:]) if str(c[1]).startswith("%") else self.symbol(c[1:])
+        return PredicatePair(self.register(c[:1]), second)
 
     def negated_predicate(self, c: list) -> NegatedPredicate:
         return NegatedPredicate(self.register(c))
