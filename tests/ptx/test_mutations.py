@@ -49,7 +49,11 @@ def _outcome(text, engine):
         return ("error", (error.line, error.column))
 
 
-@settings(max_examples=int(os.environ.get("KERNELCHECK_MUTATIONS", "150")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+#: More examples on demand: KERNELCHECK_MUTATIONS=2000 pytest tests/ptx/test_mutations.py
+EXAMPLES = int(os.environ.get("KERNELCHECK_MUTATIONS", "150"))
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated_ptx())
 def test_mutations_parse_or_raise_our_error(text):
     fast = _outcome(text, "fast")
