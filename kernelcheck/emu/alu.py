@@ -1,0 +1,657 @@
+"""Integer and bit instructions (PTX ISA 9.7.1, 9.7.2, 9.7.7, 9.7.8), vectorized over lanes.
+
+Every factory decodes the instruction once and returns ``fn(st, fr, mask)``. numpy integer
+arithmetic on same-typed arrays wraps modulo 2**width, as PTX does. Division by zero (which
+PTX leaves undefined) gives what NVIDIA hardware gives: an all-ones quotient and the dividend
+as remainder; ``INT_MIN / -1`` gives ``INT_MIN`` with remainder 0.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kernelcheck.emu.compiler import OPS, instruction_type
+from kernelcheck.emu.values import NP_TYPE, SINT_OF_SIZE, UINT_OF_SIZE, is_float
+
+__all__: list[str] = []
+
+_U32 = np.uint32
+_U64 = np.uint64
+
+
+def _register(*names):
+    def deco(factory):
+        for name in names:
+            OPS[name] = factory
+        return factory
+    return deco
+
+
+def _itype(instr, cx):
+    t = instruction_type(instr)
+    if t is None:
+        raise cx.unsupported()
+    return t
+
+
+def _signed(t):
+    return SINT_OF_SIZE[NP_TYPE[t].itemsize]
+
+
+def _unsigned(t):
+    return UINT_OF_SIZE[NP_TYPE[t].itemsize]
+
+
+def _binary(instr, cx, t, f, out_t=None):
+    a = cx.src(instr.operands[1], t)
+    b = cx.src(instr.operands[2], t)
+    put = cx.dst(instr.operands[0], out_t or t)
+
+    def run(st, fr, mask):
+        put(st, fr, f(a(st, fr), b(st, fr)), mask)
+    return run
+
+
+def _unary(instr, cx, t, f, out_t=None):
+    a = cx.src(instr.operands[1], t)
+    put = cx.dst(instr.operands[0], out_t or t)
+
+    def run(st, fr, mask):
+        put(st, fr, f(a(st, fr)), mask)
+    return run
+
+
+# ------------------------------------------------------------------ add/sub/mul/mad
+def _mul_hi(a, b, t):
+    """High half of the full product of two same-typed integers."""
+    size = NP_TYPE[t].itemsize
+    if size < 8:
+        wide = SINT_OF_SIZE[size * 2] if t[0] == "s" else UINT_OF_SIZE[size * 2]
+        return ((a.astype(wide) * b.astype(wide)) >> (8 * size)).astype(NP_TYPE[t])
+    ua = np.asarray(a).view(_U64) if np.ndim(a) else np.asarray(a).astype(_U64)
+    ub = np.asarray(b).view(_U64) if np.ndim(b) else np.asarray(b).astype(_U64)
+    hi = _umulhi64(ua, ub)
+    if t[0] == "s":
+        # signed high = unsigned high - (a<0 ? b : 0) - (b<0 ? a : 0)  (mod 2**64)
+        hi = hi - np.where(np.asarray(a) < 0, ub, _U64(0)) - np.where(np.asarray(b) < 0, ua,
+                                                                       _U64(0))
+        return hi.view(np.int64) if np.ndim(hi) else hi.astype(np.int64)
+    return hi
+
+
+def _umulhi64(a, b):
+    m = _U64(0xFFFFFFFF)
+    s = _U64(32)
+    a_lo, a_hi = a & m, a >> s
+    b_lo, b_hi = b & m, b >> s
+    lolo = a_lo * b_lo
+    lohi = a_lo * b_hi
+    hilo = a_hi * b_lo
+    hihi = a_hi * b_hi
+    cross = (lolo >> s) + (lohi & m) + (hilo & m)
+    return hihi + (lohi >> s) + (hilo >> s) + (cross >> s)
+
+
+def _wide(t):
+    size = NP_TYPE[t].itemsize
+    return ("s" if t[0] == "s" else "u") + str(16 * size)
+
+
+@_register("add", "sub")
+def _add_sub(instr, cx):
+    t = _itype(instr, cx)
+    if is_float(t):
+        from kernelcheck.emu.fpu import float_arith
+        return float_arith(instr, cx, t)
+    mods = instr.modifiers
+    sub = instr.opcode == "sub"
+    if "sat" in mods:
+        def f(a, b):
+            r = a.astype(np.int64) - b if sub else np.asarray(a).astype(np.int64) + b
+            return np.clip(r, -2**31, 2**31 - 1).astype(np.int32)
+        return _binary(instr, cx, t, f)
+    if "cc" in mods:
+        return _carry(instr, cx, t, sub, carry_in=False, carry_out=True)
+    return _binary(instr, cx, t, np.subtract if sub else np.add)
+
+
+@_register("addc", "subc")
+def _addc(instr, cx):
+    t = _itype(instr, cx)
+    return _carry(instr, cx, t, instr.opcode == "subc", True, "cc" in instr.modifiers)
+
+
+def _carry(instr, cx, t, sub, carry_in, carry_out, mul=None):
+    """add.cc/addc/sub.cc/subc: the carry (borrow for sub) lives in register 0 per lane."""
+    ut = "u32" if NP_TYPE[t].itemsize == 4 else "u64"
+    a = cx.src(instr.operands[1], ut)
+    b = cx.src(instr.operands[2], ut)
+    put = cx.dst(instr.operands[0], ut)
+    udt = NP_TYPE[ut]
+
+    def run(st, fr, mask):
+        x = np.asarray(a(st, fr), dtype=udt)
+        y = np.asarray(b(st, fr), dtype=udt)
+        cin = fr.regs[0].astype(udt) if carry_in else udt.type(0)
+        if sub:
+            r = x - y - cin
+            cout = (x < y) | ((x - y) < cin)
+        else:
+            s1 = x + y
+            r = s1 + cin
+            cout = (s1 < x) | (r < s1)
+        put(st, fr, r, mask)
+        if carry_out:
+            c = np.broadcast_to(cout, (st.L,)).astype(np.uint32)
+            fr.regs[0] = c if mask is None else np.where(mask, c, fr.regs[0])
+    return run
+
+
+@_register("mul")
+def _mul(instr, cx):
+    t = _itype(instr, cx)
+    if is_float(t):
+        from kernelcheck.emu.fpu import float_arith
+        return float_arith(instr, cx, t)
+    mods = instr.modifiers
+    if "wide" in mods:
+        wt = _wide(t)
+        dt = NP_TYPE[wt]
+        return _binary(instr, cx, t, lambda a, b: np.asarray(a).astype(dt) * np.asarray(b)
+                       .astype(dt), wt)
+    if "hi" in mods:
+        return _binary(instr, cx, t, lambda a, b: _mul_hi(np.asarray(a), np.asarray(b), t))
+    return _binary(instr, cx, t, np.multiply)
+
+
+@_register("mul24", "mad24")
+def _mul24(instr, cx):
+    t = _itype(instr, cx)
+    if "hi" in instr.modifiers:
+        raise cx.unsupported()
+    s = t[0] == "s"
+
+    def low24(v):
+        v = np.asarray(v).astype(np.int64)
+        v = v & 0xFFFFFF
+        return np.where(v & 0x800000, v - 0x1000000, v) if s else v
+
+    a = cx.src(instr.operands[1], t)
+    b = cx.src(instr.operands[2], t)
+    c = cx.src(instr.operands[3], t) if instr.opcode == "mad24" else None
+    put = cx.dst(instr.operands[0], t)
+
+    def run(st, fr, mask):
+        r = (low24(a(st, fr)) * low24(b(st, fr))) & 0xFFFFFFFF
+        r = r.astype(np.uint32).view(NP_TYPE[t])
+        if c is not None:
+            r = r + c(st, fr)
+        put(st, fr, r, mask)
+    return run
+
+
+@_register("mad")
+def _mad(instr, cx):
+    t = _itype(instr, cx)
+    if is_float(t):
+        from kernelcheck.emu.fpu import float_fma
+        return float_fma(instr, cx, t)
+    mods = instr.modifiers
+    a = cx.src(instr.operands[1], t)
+    b = cx.src(instr.operands[2], t)
+    if "wide" in mods:
+        wt = _wide(t)
+        dt = NP_TYPE[wt]
+        c = cx.src(instr.operands[3], wt)
+        put = cx.dst(instr.operands[0], wt)
+
+        def run(st, fr, mask):
+            p = np.asarray(a(st, fr)).astype(dt) * np.asarray(b(st, fr)).astype(dt)
+            put(st, fr, p + c(st, fr), mask)
+        return run
+    c = cx.src(instr.operands[3], t)
+    put = cx.dst(instr.operands[0], t)
+    hi = "hi" in mods
+    if "cc" in mods or instr.opcode == "madc":
+        raise cx.unsupported()
+
+    def run(st, fr, mask):
+        x, y = np.asarray(a(st, fr)), np.asarray(b(st, fr))
+        p = _mul_hi(x, y, t) if hi else x * y
+        put(st, fr, p + c(st, fr), mask)
+    return run
+
+
+@_register("madc")
+def _madc(instr, cx):
+    raise cx.unsupported()
+
+
+@_register("sad")
+def _sad(instr, cx):
+    t = _itype(instr, cx)
+    a, b, c = (cx.src(o, t) for o in instr.operands[1:4])
+    put = cx.dst(instr.operands[0], t)
+
+    def run(st, fr, mask):
+        x, y = np.asarray(a(st, fr)), np.asarray(b(st, fr))
+        d = np.where(x < y, y - x, x - y)
+        put(st, fr, d.astype(NP_TYPE[t]) + c(st, fr), mask)
+    return run
+
+
+# ------------------------------------------------------------------ div/rem
+def _div(a, b, t):
+    a = np.asarray(a)
+    b = np.asarray(b)
+    dt = NP_TYPE[t]
+    zero = b == 0
+    safe = np.where(zero, 1, b).astype(dt)
+    if t[0] == "s":
+        info = np.iinfo(dt)
+        ovf = (a == info.min) & (safe == -1)
+        safe = np.where(ovf, 1, safe).astype(dt)
+        q = _trunc_div(a, safe)
+        q = np.where(ovf, a, q)
+        return np.where(zero, dt.type(-1), q).astype(dt)
+    q = a // safe
+    return np.where(zero, np.iinfo(dt).max, q).astype(dt)
+
+
+def _trunc_div(a, b):
+    """Signed division rounding toward zero (C semantics)."""
+    q = np.floor_divide(a, b)
+    r = a - q * b
+    adjust = (r != 0) & ((r < 0) != (b < 0))
+    return q + adjust.astype(q.dtype)
+
+
+def _rem(a, b, t):
+    a = np.asarray(a)
+    b = np.asarray(b)
+    dt = NP_TYPE[t]
+    zero = b == 0
+    safe = np.where(zero, 1, b).astype(dt)
+    if t[0] == "s":
+        info = np.iinfo(dt)
+        ovf = (a == info.min) & (safe == -1)
+        safe = np.where(ovf, 1, safe).astype(dt)
+        r = a - _trunc_div(a, safe) * safe
+        r = np.where(ovf, 0, r)
+    else:
+        r = a % safe
+    return np.where(zero, a, r).astype(dt)
+
+
+@_register("div")
+def _div_op(instr, cx):
+    t = _itype(instr, cx)
+    if is_float(t):
+        from kernelcheck.emu.fpu import float_arith
+        return float_arith(instr, cx, t)
+    return _binary(instr, cx, t, lambda a, b: _div(a, b, t))
+
+
+@_register("rem")
+def _rem_op(instr, cx):
+    t = _itype(instr, cx)
+    return _binary(instr, cx, t, lambda a, b: _rem(a, b, t))
+
+
+# ------------------------------------------------------------------ abs/neg/min/max
+@_register("abs", "neg")
+def _abs_neg(instr, cx):
+    t = _itype(instr, cx)
+    if is_float(t):
+        from kernelcheck.emu.fpu import float_unary
+        return float_unary(instr, cx, t)
+    if instr.opcode == "neg":
+        return _unary(instr, cx, t, lambda a: (np.zeros((), NP_TYPE[t]) - a))
+    return _unary(instr, cx, t, lambda a: np.where(np.asarray(a) < 0, -np.asarray(a),
+                                                   a).astype(NP_TYPE[t]))
+
+
+@_register("min", "max")
+def _min_max(instr, cx):
+    t = _itype(instr, cx)
+    if is_float(t):
+        from kernelcheck.emu.fpu import float_minmax
+        return float_minmax(instr, cx, t)
+    f = np.minimum if instr.opcode == "min" else np.maximum
+    if "relu" in instr.modifiers:
+        return _binary(instr, cx, t, lambda a, b: np.maximum(f(a, b), 0).astype(NP_TYPE[t]))
+    return _binary(instr, cx, t, f)
+
+
+# ------------------------------------------------------------------ logic and shifts
+@_register("and", "or", "xor")
+def _logic(instr, cx):
+    t = _itype(instr, cx)
+    f = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[instr.opcode]
+    return _binary(instr, cx, t, f)
+
+
+@_register("not")
+def _not(instr, cx):
+    t = _itype(instr, cx)
+    return _unary(instr, cx, t, np.invert if t != "pred" else np.logical_not)
+
+
+@_register("cnot")
+def _cnot(instr, cx):
+    t = _itype(instr, cx)
+    dt = NP_TYPE[t]
+    return _unary(instr, cx, t, lambda a: (np.asarray(a) == 0).astype(dt))
+
+
+@_register("shl", "shr")
+def _shift(instr, cx):
+    t = _itype(instr, cx)
+    dt = NP_TYPE[t]
+    bits = 8 * dt.itemsize
+    a = cx.src(instr.operands[1], t)
+    b = cx.src(instr.operands[2], "u32")
+    put = cx.dst(instr.operands[0], t)
+    left = instr.opcode == "shl"
+    arith = t[0] == "s" and not left
+
+    def run(st, fr, mask):
+        x = np.asarray(a(st, fr))
+        n = np.asarray(b(st, fr))
+        big = n >= bits
+        k = np.minimum(n, bits - 1).astype(dt)
+        if left:
+            r = np.where(big, dt.type(0), x << k)
+        elif arith:
+            r = x >> k  # an arithmetic shift by bits-1 already gives the sign fill
+        else:
+            r = np.where(big, dt.type(0), x >> k)
+        put(st, fr, r.astype(dt), mask)
+    return run
+
+
+@_register("shf")
+def _shf(instr, cx):
+    mods = instr.modifiers
+    left = "l" in mods
+    clamp = "clamp" in mods
+    a = cx.src(instr.operands[1], "u32")
+    b = cx.src(instr.operands[2], "u32")
+    c = cx.src(instr.operands[3], "u32")
+    put = cx.dst(instr.operands[0], "u32")
+
+    def run(st, fr, mask):
+        lo = np.asarray(a(st, fr)).astype(_U64)
+        hi = np.asarray(b(st, fr)).astype(_U64)
+        n = np.asarray(c(st, fr)).astype(_U64)
+        n = np.minimum(n, _U64(32)) if clamp else n & _U64(31)
+        v = (hi << _U64(32)) | lo
+        if left:
+            r = ((v << n) >> _U64(32)) & _U64(0xFFFFFFFF)
+        else:
+            r = (v >> n) & _U64(0xFFFFFFFF)
+        put(st, fr, r.astype(_U32), mask)
+    return run
+
+
+@_register("lop3")
+def _lop3(instr, cx):
+    a, b, c = (cx.src(o, "b32") for o in instr.operands[1:4])
+    lut = instr.operands[4]
+    if type(lut).__name__ != "Immediate":
+        raise cx.unsupported("lop3 with a non-immediate truth table")
+    table = int(lut.value) & 0xFF
+    put = cx.dst(instr.operands[0], "b32")
+
+    def run(st, fr, mask):
+        x, y, z = (np.asarray(g(st, fr), dtype=_U32) for g in (a, b, c))
+        r = np.zeros(np.broadcast(x, y, z).shape, dtype=_U32)
+        for k in range(8):
+            if table >> k & 1:
+                term = (x if k & 4 else ~x) & (y if k & 2 else ~y) & (z if k & 1 else ~z)
+                r = r | term
+        put(st, fr, r, mask)
+    return run
+
+
+@_register("bfe")
+def _bfe(instr, cx):
+    t = _itype(instr, cx)
+    dt = NP_TYPE[t]
+    bits = 8 * dt.itemsize
+    a = cx.src(instr.operands[1], t)
+    b = cx.src(instr.operands[2], "u32")
+    c = cx.src(instr.operands[3], "u32")
+    put = cx.dst(instr.operands[0], t)
+    signed = t[0] == "s"
+    ut = UINT_OF_SIZE[dt.itemsize]
+
+    def run(st, fr, mask):
+        x = np.asarray(a(st, fr)).astype(dt).view(ut) if np.ndim(a(st, fr)) else \
+            np.asarray(a(st, fr)).astype(dt).astype(ut)
+        pos = np.minimum(np.asarray(b(st, fr)) & 0xFF, bits).astype(np.int64)
+        ln = np.minimum(np.asarray(c(st, fr)) & 0xFF, bits).astype(np.int64)
+        xs = x.astype(object) if bits == 64 else x.astype(np.int64)
+        shape = np.broadcast(x, pos, ln).shape
+        out = np.empty(shape, dtype=np.int64 if bits < 64 else object)
+        xb = np.broadcast_to(xs, shape)
+        pb = np.broadcast_to(pos, shape)
+        lb = np.broadcast_to(ln, shape)
+        # field = (x >> pos) & ((1 << len) - 1), sign bit from bit min(pos+len-1, bits-1)
+        field = (xb >> pb) & ((np.ones(shape, dtype=out.dtype) << lb) - 1)
+        if signed:
+            sbit_pos = np.minimum(pb + lb - 1, bits - 1)
+            sbit = np.where(lb == 0, 0, (xb >> np.maximum(sbit_pos, 0)) & 1)
+            ext = np.where(sbit == 1, ((1 << bits) - 1) ^ ((1 << lb) - 1), 0)
+            field = field | ext
+        out[...] = field & ((1 << bits) - 1)
+        put(st, fr, out.astype(np.uint64).astype(ut).view(dt), mask)
+    return run
+
+
+@_register("bfi")
+def _bfi(instr, cx):
+    t = _itype(instr, cx)
+    dt = NP_TYPE[t]
+    bits = 8 * dt.itemsize
+    a = cx.src(instr.operands[1], t)
+    b = cx.src(instr.operands[2], t)
+    c = cx.src(instr.operands[3], "u32")
+    d = cx.src(instr.operands[4], "u32")
+    put = cx.dst(instr.operands[0], t)
+
+    def run(st, fr, mask):
+        x = np.asarray(a(st, fr)).astype(_U64)
+        y = np.asarray(b(st, fr)).astype(_U64)
+        pos = np.minimum(np.asarray(c(st, fr)) & 0xFF, bits).astype(_U64)
+        ln = np.minimum(np.asarray(d(st, fr)) & 0xFF, bits).astype(_U64)
+        ln = np.minimum(ln, _U64(bits) - pos)
+        field = np.where(ln >= 64, ~_U64(0), (_U64(1) << np.minimum(ln, _U64(63))) - _U64(1))
+        m = np.where(pos >= 64, _U64(0), field << np.minimum(pos, _U64(63)))
+        r = (y & ~m) | ((x << np.minimum(pos, _U64(63))) & m)
+        put(st, fr, r.astype(dt), mask)
+    return run
+
+
+@_register("prmt")
+def _prmt(instr, cx):
+    mode = next((m for m in instr.modifiers if m in ("f4e", "b4e", "rc8", "ecl", "ecr",
+                                                     "rc16")), None)
+    a = cx.src(instr.operands[1], "b32")
+    b = cx.src(instr.operands[2], "b32")
+    c = cx.src(instr.operands[3], "b32")
+    put = cx.dst(instr.operands[0], "b32")
+
+    def run(st, fr, mask):
+        x = np.asarray(a(st, fr), dtype=_U32).astype(_U64)
+        y = np.asarray(b(st, fr), dtype=_U32).astype(_U64)
+        sel = np.asarray(c(st, fr), dtype=_U32)
+        v = (y << _U64(32)) | x  # bytes b7..b0 = {b, a}
+        shape = np.broadcast(v, sel).shape
+        v = np.broadcast_to(v, shape)
+        sel = np.broadcast_to(sel, shape)
+        byte = [((v >> _U64(8 * k)) & _U64(0xFF)).astype(_U32) for k in range(8)]
+        byte = np.stack(byte)  # (8, lanes)
+        if mode is None:
+            out = np.zeros(shape, dtype=_U32)
+            for k in range(4):
+                s = (sel >> _U32(4 * k)) & _U32(0xF)
+                idx = (s & _U32(7)).astype(np.int64)
+                val = np.take_along_axis(byte, idx[None, ...], 0)[0] if shape else byte[idx]
+                sign = (s & _U32(8)) != 0
+                msb = (val >> _U32(7)) & _U32(1)
+                val = np.where(sign, msb * _U32(0xFF), val)
+                out = out | (val << _U32(8 * k))
+        else:
+            n = (sel & _U32(3)).astype(np.int64)
+            table = {
+                "f4e": [[0, 1, 2, 3], [1, 2, 3, 4], [2, 3, 4, 5], [3, 4, 5, 6]],
+                "b4e": [[0, 7, 6, 5], [1, 0, 7, 6], [2, 1, 0, 7], [3, 2, 1, 0]],
+                "rc8": [[0, 0, 0, 0], [1, 1, 1, 1], [2, 2, 2, 2], [3, 3, 3, 3]],
+                "ecl": [[0, 1, 2, 3], [1, 1, 2, 3], [2, 2, 2, 3], [3, 3, 3, 3]],
+                "ecr": [[0, 0, 0, 0], [0, 1, 1, 1], [0, 1, 2, 2], [0, 1, 2, 3]],
+                "rc16": [[0, 1, 0, 1], [2, 3, 2, 3], [0, 1, 0, 1], [2, 3, 2, 3]],
+            }[mode]
+            tab = np.asarray(table, dtype=np.int64)
+            out = np.zeros(shape, dtype=_U32)
+            for k in range(4):
+                idx = tab[n, k]
+                val = np.take_along_axis(byte, idx[None, ...], 0)[0] if shape else byte[idx]
+                out = out | (val << _U32(8 * k))
+        put(st, fr, out, mask)
+    return run
+
+
+# ------------------------------------------------------------------ bit counting
+@_register("popc")
+def _popc(instr, cx):
+    t = _itype(instr, cx)
+
+    def popc(a):
+        x = np.asarray(a).astype(_U64)
+        count = np.zeros(x.shape, dtype=_U32)
+        for k in range(8 * NP_TYPE[t].itemsize):
+            count += ((x >> _U64(k)) & _U64(1)).astype(_U32)
+        return count
+    return _unary(instr, cx, t, popc, "u32")
+
+
+def _msb(x: np.ndarray, bits: int) -> np.ndarray:
+    """Index of the highest set bit, -1 when zero."""
+    x = np.asarray(x).astype(_U64)
+    pos = np.full(x.shape, -1, dtype=np.int64)
+    for k in range(bits):
+        pos = np.where((x >> _U64(k)) & _U64(1) != 0, k, pos)
+    return pos
+
+
+@_register("clz")
+def _clz(instr, cx):
+    t = _itype(instr, cx)
+    bits = 8 * NP_TYPE[t].itemsize
+    return _unary(instr, cx, t, lambda a: (bits - 1 - _msb(a, bits)).astype(_U32), "u32")
+
+
+@_register("bfind")
+def _bfind(instr, cx):
+    t = _itype(instr, cx)
+    bits = 8 * NP_TYPE[t].itemsize
+    shift = "shiftamt" in instr.modifiers
+
+    def f(a):
+        x = np.asarray(a)
+        if t[0] == "s":
+            x = np.where(x < 0, ~x, x)
+        ux = x.astype(_U64) & _U64((1 << bits) - 1)
+        pos = _msb(ux, bits)
+        if shift:
+            pos = np.where(pos < 0, -1, bits - 1 - pos)
+        return pos.astype(np.int64).astype(_U32)
+    return _unary(instr, cx, t, f, "u32")
+
+
+@_register("brev")
+def _brev(instr, cx):
+    t = _itype(instr, cx)
+    dt = NP_TYPE[t]
+    bits = 8 * dt.itemsize
+
+    def f(a):
+        x = np.asarray(a).astype(_U64)
+        r = np.zeros(x.shape, dtype=_U64)
+        for k in range(bits):
+            r |= ((x >> _U64(k)) & _U64(1)) << _U64(bits - 1 - k)
+        return r.astype(dt)
+    return _unary(instr, cx, t, f)
+
+
+@_register("fns")
+def _fns(instr, cx):
+    raise cx.unsupported()
+
+
+@_register("dp4a", "dp2a")
+def _dp(instr, cx):
+    ta, tb = [m for m in instr.modifiers if m in ("u32", "s32")][:2]
+    a = cx.src(instr.operands[1], "b32")
+    b = cx.src(instr.operands[2], "b32")
+    c = cx.src(instr.operands[3], "s32" if "s32" in (ta, tb) else "u32")
+    out_t = "s32" if "s32" in (ta, tb) else "u32"
+    put = cx.dst(instr.operands[0], out_t)
+    four = instr.opcode == "dp4a"
+    hi = "hi" in instr.modifiers
+
+    def parts(v, signed, width, count, base=0):
+        v = np.asarray(v, dtype=_U32).astype(np.int64)
+        out = []
+        for k in range(count):
+            p = (v >> (width * (k + base))) & ((1 << width) - 1)
+            if signed:
+                p = np.where(p >> (width - 1), p - (1 << width), p)
+            out.append(p)
+        return out
+
+    def run(st, fr, mask):
+        if four:
+            xs = parts(a(st, fr), ta[0] == "s", 8, 4)
+            ys = parts(b(st, fr), tb[0] == "s", 8, 4)
+        else:
+            xs = parts(a(st, fr), ta[0] == "s", 16, 2)
+            ys = parts(b(st, fr), tb[0] == "s", 8, 2, 2 if hi else 0)
+        acc = np.asarray(c(st, fr)).astype(np.int64)
+        for x, y in zip(xs, ys, strict=True):
+            acc = acc + x * y
+        put(st, fr, (acc & 0xFFFFFFFF).astype(_U32).view(NP_TYPE[out_t]), mask)
+    return run
+
+
+# ------------------------------------------------------------------ selection
+@_register("selp")
+def _selp(instr, cx):
+    t = _itype(instr, cx)
+    a = cx.src(instr.operands[1], t)
+    b = cx.src(instr.operands[2], t)
+    p = cx.src(instr.operands[3], "pred")
+    put = cx.dst(instr.operands[0], t)
+
+    def run(st, fr, mask):
+        put(st, fr, np.where(p(st, fr), a(st, fr), b(st, fr)).astype(NP_TYPE[t]), mask)
+    return run
+
+
+@_register("slct")
+def _slct(instr, cx):
+    types = [m for m in instr.modifiers if m in NP_TYPE]
+    t, ct = types[0], types[-1]
+    a = cx.src(instr.operands[1], t)
+    b = cx.src(instr.operands[2], t)
+    c = cx.src(instr.operands[3], ct)
+    put = cx.dst(instr.operands[0], t)
+
+    def run(st, fr, mask):
+        put(st, fr, np.where(np.asarray(c(st, fr)) >= 0, a(st, fr), b(st, fr))
+            .astype(NP_TYPE[t]), mask)
+    return run
+
+
+_ = _signed, _unsigned

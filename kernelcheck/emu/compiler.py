@@ -1,0 +1,355 @@
+"""Compile PTX functions of the Kernel IR into per-instruction closures, once per module.
+
+Each instruction becomes an :class:`Op`: its kind (plain, branch, call, exit, ...), a closure
+``fn(st, fr, mask)`` that executes it for the lanes in ``mask`` (``None`` means every lane),
+the decoded guard, and its destination registers (for fault injection). Types, modifiers and
+operand kinds are decoded here, so executing an instruction is one Python call plus numpy work
+over the lanes.
+
+``st`` is the launch batch state (:class:`kernelcheck.emu.executor.Batch`), ``fr`` the frame
+of the function being run (:class:`kernelcheck.emu.executor.Frame`: its register list and the
+per-lane ``.param`` areas of a device function).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kernelcheck.emu.values import (
+    NP_TYPE,
+    UINT_OF_SIZE,
+    from_type,
+    immediate_value,
+    storage_dtype,
+    to_type,
+)
+from kernelcheck.errors import UnsupportedFeature
+from kernelcheck.ir.nodes import (
+    Address,
+    Function,
+    Immediate,
+    Instruction,
+    Label,
+    NegatedPredicate,
+    PredicatePair,
+    Register,
+    ScopeClose,
+    ScopeOpen,
+    Sink,
+    SpecialRegister,
+    Symbol,
+    VariableDecl,
+    VectorOperand,
+    type_size,
+)
+
+__all__ = ["Op", "CompiledFunction", "CompileContext", "PLAIN", "BRANCH", "EXIT", "RET",
+           "CALL", "BRX", "TRAP", "BARRIER", "OPS", "where", "instruction_type"]
+
+PLAIN, BRANCH, EXIT, RET, CALL, BRX, TRAP, BARRIER = range(8)
+
+#: opcode -> factory(instr, cx) returning fn(st, fr, mask); filled by the op modules.
+OPS: dict = {}
+
+_TYPES = frozenset(NP_TYPE)
+
+
+def where(instr: Instruction, function: Function) -> str:
+    """Human position of an instruction: kernel, index, source line and text."""
+    text = f"{function.name}: instruction {instr.index} '{instr.full_opcode}'"
+    if instr.pos is not None:
+        text += f" (PTX line {instr.pos.line})"
+    if instr.loc is not None:
+        text += f" (source line {instr.loc.line})"
+    return text
+
+
+def instruction_type(instr: Instruction) -> str | None:
+    """The last modifier that is a PTX type (``ld.global.v4.f32`` -> ``f32``)."""
+    for mod in reversed(instr.modifiers):
+        if mod in _TYPES:
+            return mod
+    return None
+
+
+@dataclass(slots=True)
+class Op:
+    """One compiled instruction."""
+
+    kind: int
+    fn: object
+    instr: Instruction
+    guard: int = -1
+    guard_negated: bool = False
+    target: int = -1
+    targets: tuple[int, ...] = ()
+    dests: tuple[tuple[int, str], ...] = ()
+    callee: str = ""
+    call_args: tuple[str, ...] = ()
+    call_rets: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class CompiledFunction:
+    """A function ready to run: ops, register layout, local and ``.param`` areas."""
+
+    function: Function
+    ops: list[Op]
+    reg_index: dict[str, int]
+    reg_storage: list[np.dtype]
+    local_size: int
+    param_sizes: dict[str, int] = field(default_factory=dict)
+    taint: frozenset = frozenset()
+    used_registers: frozenset = frozenset()
+
+
+class CompileContext:
+    """What the op factories need to decode an instruction of one function.
+
+    ``symbols`` maps module and function variables to ``(space, address)``; ``kernel_params``
+    maps kernel parameter names to offsets in the launch parameter buffer; ``frame_params``
+    names the ``.param`` variables that live per lane in the frame (device function
+    parameters and return values, call-scope parameters).
+    """
+
+    def __init__(self, function: Function, reg_index: dict[str, int],
+                 reg_storage: list[np.dtype], symbols: dict[str, tuple[str, int]],
+                 kernel_params: dict[str, int], frame_params: dict[str, int],
+                 module) -> None:
+        self.function = function
+        self.reg_index = reg_index
+        self.reg_storage = reg_storage
+        self.symbols = symbols
+        self.kernel_params = kernel_params
+        self.frame_params = frame_params
+        self.module = module
+        self.instr: Instruction | None = None
+        self.tainted: frozenset[str] = frozenset()
+        self.used_registers: frozenset[str] = frozenset()
+
+    # ------------------------------------------------------------------ errors
+    def unsupported(self, what: str | None = None) -> UnsupportedFeature:
+        instr = self.instr
+        return UnsupportedFeature(what or f"instruction '{instr.full_opcode}'",
+                                  where(instr, self.function))
+
+    # ------------------------------------------------------------------ registers
+    def reg(self, name: str) -> int:
+        try:
+            return self.reg_index[name]
+        except KeyError:
+            raise self.unsupported(f"undeclared register {name}") from None
+
+    def src(self, operand, ptype: str):
+        """A getter ``g(st, fr)`` returning the operand's value as ``ptype``."""
+        kind = type(operand)
+        if kind is Register:
+            i = self.reg(operand.name)
+            have = self.reg_storage[i]
+            want = NP_TYPE[ptype]
+            if have == want:
+                return lambda st, fr: fr.regs[i]
+            if have.itemsize == want.itemsize and want != np.bool_ and have != np.bool_:
+                return lambda st, fr: fr.regs[i].view(want)
+            return lambda st, fr: to_type(fr.regs[i], ptype)
+        if kind is NegatedPredicate:
+            i = self.reg(operand.register.name)
+            return lambda st, fr: ~fr.regs[i]
+        if kind is Immediate:
+            value = immediate_value(operand.value, operand.kind, ptype)
+            return lambda st, fr: value
+        if kind is SpecialRegister:
+            name = operand.name
+            if name in ("%clock", "%clock64", "%globaltimer", "%globaltimer_lo",
+                        "%globaltimer_hi"):
+                return lambda st, fr: to_type(st.clock(name), ptype)
+            return lambda st, fr: to_type(st.special(name), ptype)
+        if kind is Symbol:
+            space, addr = self.symbol(operand.name)
+            value = immediate_value(addr, "int", ptype)
+            return lambda st, fr: value
+        if kind is Address and type(operand.base) is Symbol:
+            # mov.u64 %rd, sym+8 written with brackets by some front ends.
+            space, addr = self.symbol(operand.base.name)
+            value = immediate_value(addr + operand.offset, "int", ptype)
+            return lambda st, fr: value
+        raise self.unsupported(f"operand {operand!r} of '{self.instr.full_opcode}'")
+
+    def symbol(self, name: str) -> tuple[str, int]:
+        if name in self.symbols:
+            return self.symbols[name]
+        raise self.unsupported(f"unknown symbol {name}")
+
+    def dst(self, operand, ptype: str):
+        """A setter ``s(st, fr, value, mask)`` writing a ``ptype`` value to the operand."""
+        kind = type(operand)
+        if kind is Sink:
+            return lambda st, fr, value, mask: None
+        if kind is PredicatePair:
+            return self.dst(operand.first, ptype)
+        if kind is not Register:
+            raise self.unsupported(f"destination {operand!r} of '{self.instr.full_opcode}'")
+        i = self.reg(operand.name)
+        storage = self.reg_storage[i]
+
+        def setter(st, fr, value, mask):
+            v = from_type(value, ptype, storage, st.L)
+            if mask is None:
+                fr.regs[i] = v
+            else:
+                fr.regs[i] = np.where(mask, v, fr.regs[i])
+
+        return setter
+
+    def dest_regs(self, instr: Instruction) -> tuple[tuple[int, str], ...]:
+        """Destination registers (index, name) of ``instr`` for fault injection."""
+        if not instr.operands or instr.opcode in ("st", "red", "bra", "call", "bar", "ret",
+                                                  "exit", "barrier", "prefetch", "trap"):
+            return ()
+        first = instr.operands[0]
+        names = []
+        if type(first) is Register:
+            names = [first.name]
+        elif type(first) is VectorOperand:
+            names = [e.name for e in first.elements if type(e) is Register]
+        elif type(first) is PredicatePair:
+            names = [first.first.name]
+        return tuple((self.reg_index[n], n) for n in names if n in self.reg_index)
+
+
+def compile_function(function: Function, symbols: dict[str, tuple[str, int]],
+                     module, local_base: int) -> CompiledFunction:
+    """Compile ``function``; its ``.local`` variables are placed from ``local_base`` on."""
+    # Registers: index 0 is the carry flag of add.cc/addc and kin.
+    reg_index: dict[str, int] = {"%%carry": 0}
+    reg_storage: list[np.dtype] = [np.dtype(np.uint32)]
+    for name, rtype in function.register_types.items():
+        if name not in reg_index:
+            reg_index[name] = len(reg_storage)
+            reg_storage.append(storage_dtype(rtype))
+    symbols = dict(symbols)
+    frame_params: dict[str, int] = {}
+    local_size = local_base
+    labels: dict[str, int] = {}
+    count = 0
+    for statement in function.body or ():
+        kind = type(statement)
+        if kind is Label:
+            labels[statement.name] = count
+        elif kind is Instruction:
+            count += 1
+        elif kind is VariableDecl:
+            size = statement.size or 0
+            if statement.space == "local":
+                align = statement.align or max(1, type_size(statement.type))
+                local_size = (local_size + align - 1) // align * align
+                symbols[statement.name] = ("local", local_size)
+                local_size += size
+            elif statement.space == "param":
+                frame_params[statement.name] = max(frame_params.get(statement.name, 0), size)
+                symbols[statement.name] = ("param", 0)
+            elif statement.space == "shared" and statement.name not in symbols:
+                raise UnsupportedFeature(f"function-scope .shared {statement.name} not placed",
+                                         function.name)
+        elif kind in (ScopeOpen, ScopeClose):
+            continue
+    kernel_params: dict[str, int] = {}
+    if function.is_kernel:
+        for p in function.params:
+            kernel_params[p.name] = p.offset
+            symbols[p.name] = ("kparam", p.offset)
+    else:
+        for p in function.params + function.return_params:
+            frame_params[p.name] = p.size
+            symbols[p.name] = ("param", 0)
+    for name, index in labels.items():
+        symbols.setdefault(name, ("label", index))
+    from kernelcheck.emu.taint import memory_tainted, used_registers
+    cx = CompileContext(function, reg_index, reg_storage, symbols, kernel_params,
+                        frame_params, module)
+    cx.tainted = memory_tainted(function)
+    cx.used_registers = used_registers(function)
+    ops: list[Op] = []
+    for instr in function.instructions:
+        cx.instr = instr
+        ops.append(_compile_instruction(instr, cx, labels))
+    return CompiledFunction(function, ops, reg_index, reg_storage, local_size, frame_params,
+                            cx.tainted, cx.used_registers)
+
+
+def _compile_instruction(instr: Instruction, cx: CompileContext, labels: dict[str, int]) -> Op:
+    guard = -1
+    negated = False
+    if instr.guard is not None:
+        guard = cx.reg(instr.guard.register)
+        negated = instr.guard.negated
+    op = instr.opcode
+    if op == "bra":
+        target = instr.operands[0]
+        if type(target) is not Symbol or target.name not in labels:
+            raise cx.unsupported(f"branch target {target!r}")
+        return Op(BRANCH, None, instr, guard, negated, target=labels[target.name])
+    if op == "brx":
+        return _compile_brx(instr, cx, labels, guard, negated)
+    if op == "exit":
+        return Op(EXIT, None, instr, guard, negated)
+    if op == "ret":
+        return Op(RET, None, instr, guard, negated)
+    if op == "trap":
+        return Op(TRAP, None, instr, guard, negated)
+    if op == "call":
+        return _compile_call(instr, cx, guard, negated)
+    if op in ("bar", "barrier") and instr.modifiers and instr.modifiers[0] in (
+            "sync", "cta", "aligned") or op == "bar" and not instr.modifiers:
+        if any(m in ("red", "arrive") for m in instr.modifiers):
+            raise cx.unsupported()
+        return Op(BARRIER, None, instr, guard, negated)
+    factory = OPS.get(op)
+    if factory is None:
+        raise cx.unsupported()
+    fn = factory(instr, cx)
+    return Op(PLAIN, fn, instr, guard, negated, dests=cx.dest_regs(instr))
+
+
+def _compile_brx(instr, cx, labels, guard, negated) -> Op:
+    if "idx" not in instr.modifiers or len(instr.operands) != 2:
+        raise cx.unsupported()
+    table = instr.operands[1]
+    names = None
+    for statement in cx.function.body or ():
+        if type(statement).__name__ == "BranchTargets" and type(table) is Symbol and \
+                statement.name == table.name:
+            names = statement.labels
+    if names is None:
+        raise cx.unsupported(f"brx.idx table {table!r}")
+    get = cx.src(instr.operands[0], "u32")
+    return Op(BRX, get, instr, guard, negated, targets=tuple(labels[n] for n in names))
+
+
+def _compile_call(instr, cx, guard, negated) -> Op:
+    operands = list(instr.operands)
+    rets: tuple[str, ...] = ()
+    if operands and type(operands[0]).__name__ == "ParenList":
+        rets = tuple(e.name for e in operands.pop(0).elements)
+    if not operands or type(operands[0]) is not Symbol:
+        raise cx.unsupported("indirect call")
+    callee = operands[0].name
+    args: tuple[str, ...] = ()
+    if len(operands) > 1:
+        if type(operands[1]).__name__ != "ParenList" or len(operands) > 2:
+            raise cx.unsupported("call with a prototype (indirect call)")
+        args = tuple(e.name for e in operands[1].elements)
+    for name in args + rets:
+        if name not in cx.frame_params:
+            raise cx.unsupported(f"call argument {name} is not a call-scope .param")
+    return Op(CALL, None, instr, guard, negated, callee=callee, call_args=args, call_rets=rets)
+
+
+def uint_getter(cx: CompileContext, operand, size: int):
+    """A getter of the operand's raw bits as an unsigned integer of ``size`` bytes."""
+    return cx.src(operand, {1: "u8", 2: "u16", 4: "u32", 8: "u64"}[size])
+
+
+_ = UINT_OF_SIZE  # re-exported helper width table used by the op modules

@@ -1,0 +1,398 @@
+"""The SIMT execution loop: runs a batch of thread blocks over compiled instructions.
+
+Lanes
+    A batch holds one or more whole blocks; each block's threads are padded to a multiple of 32
+    lanes so that warps are aligned groups of 32 lanes (padding lanes never run). Registers are
+    numpy arrays with one element per lane.
+
+Divergence and reconvergence (the *minimum-PC* scheme)
+    While every running lane is at the same instruction, the batch runs it for all of them.
+    After a divergent branch each lane keeps its own program counter, and the batch repeatedly
+    runs the instruction with the smallest program counter for the lanes that are there. Lanes
+    meet again at the first instruction every path reaches in program order, which, for the
+    code nvcc, NVRTC, Triton and numba emit (forward branches to reconvergence points, loops
+    with backward branches), is the immediate post-dominator, without computing it. Lanes that
+    wait are never ahead of a lane that has not yet reached an instruction earlier in the
+    program, so a ``bar.sync`` is only ever executed when every lane of the block that will
+    reach it has done so: barriers need no extra bookkeeping, and blocks can share a batch.
+    Warp-level instructions see exactly the lanes of their warp that run them together.
+
+Calls
+    ``call`` runs the callee to completion for the calling lanes in a new frame (own
+    registers, per-lane ``.param`` areas), then copies its return values back.
+
+A step budget (``step_limit``) stops a batch part way, for interrupted-execution experiments.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from kernelcheck.emu.compiler import BARRIER, BRANCH, BRX, CALL, EXIT, PLAIN, RET, TRAP
+from kernelcheck.errors import KernelcheckError
+
+__all__ = ["LaunchError", "Batch", "Frame", "StepLimitReached", "run_kernel", "BitFlip"]
+
+
+class LaunchError(KernelcheckError):
+    """A launch stopped by the kernel itself (``trap``) or by an impossible state."""
+
+
+class StepLimitReached(Exception):
+    """Internal: the batch used up its step budget."""
+
+
+@dataclass(frozen=True, slots=True)
+class BitFlip:
+    """A fault to inject: flip ``bits`` of a destination register of one dynamic instruction.
+
+    The flip happens right after thread ``tid`` of block ``ctaid`` executes instruction
+    ``instruction`` (its index in ``function``, the kernel when ``None``) for the
+    ``occurrence``-th time (1-based); ``element`` picks the destination of a vector load.
+    """
+
+    instruction: int
+    ctaid: tuple[int, int, int]
+    tid: tuple[int, int, int]
+    bits: int = 1
+    occurrence: int = 1
+    function: str | None = None
+    element: int = 0
+
+
+class Frame:
+    """Registers and per-lane ``.param`` areas of one running function."""
+
+    __slots__ = ("cfunc", "regs", "params")
+
+    def __init__(self, cfunc, lanes: int) -> None:
+        self.cfunc = cfunc
+        self.regs = [np.zeros(lanes, dtype=dt) for dt in cfunc.reg_storage]
+        self.params = {name: np.zeros((lanes, max(size, 1)), dtype=np.uint8)
+                       for name, size in cfunc.param_sizes.items()}
+
+
+class Batch:
+    """The state of a batch of blocks: lane geometry, special registers and memories."""
+
+    def __init__(self, *, blocks: list[tuple[int, int, int]], block: tuple[int, int, int],
+                 grid: tuple[int, int, int], memory, params: np.ndarray, shared_size: int,
+                 dynamic_shared: int, local_size: int, trace, program, clock_base: int = 0,
+                 flip: BitFlip | None = None) -> None:
+        bx, by, bz = block
+        threads = bx * by * bz
+        padded = (threads + 31) // 32 * 32
+        nb = len(blocks)
+        self.L = L = nb * padded
+        self.threads_per_block = threads
+        self.padded = padded
+        self.all_lanes = np.arange(L)
+        slot = self.all_lanes // padded
+        lin = self.all_lanes % padded
+        self.block_slot = slot.astype(np.int64)
+        self.alive = lin < threads
+        self._tid = (lin % bx, (lin // bx) % by, lin // (bx * by))
+        cta = np.asarray(blocks, dtype=np.int64).reshape(nb, 3)
+        self._ctaid = tuple(cta[slot, k] for k in range(3))
+        self.blocks = blocks
+        self.block = block
+        self.grid = grid
+        self.mem = memory
+        self.params = params
+        self.shared_size = shared_size
+        self.dynamic_shared = dynamic_shared
+        self.shared = np.zeros(max(16, (nb * shared_size + 15) // 16 * 16), dtype=np.uint8)
+        self.local_size = (local_size + 15) // 16 * 16
+        self.local = np.zeros(max(16, L * self.local_size), dtype=np.uint8)
+        self.trace = trace
+        self.program = program
+        self._clock = clock_base
+        self._special: dict[str, object] = {}
+        self.thread_instructions = 0
+        self.steps = 0
+        self.step_limit: int | None = None
+        self.flip = flip
+        self.flip_lane = -1
+        self.flip_count = 0
+        self.flip_done = False
+        if flip is not None:
+            for k, c in enumerate(blocks):
+                if tuple(c) == tuple(flip.ctaid):
+                    tx, ty, tz = flip.tid
+                    if tx < bx and ty < by and tz < bz:
+                        self.flip_lane = k * padded + tx + bx * (ty + by * tz)
+
+    # ------------------------------------------------------------------ special registers
+    def special(self, name: str):
+        value = self._special.get(name)
+        if value is None:
+            value = self._compute_special(name)
+            self._special[name] = value
+        return value
+
+    def _compute_special(self, name: str):
+        base, _, comp = name.partition(".")
+        k = "xyz".find(comp) if comp else -1
+        u32 = np.uint32
+        if base == "%tid":
+            return self._tid[k].astype(u32)
+        if base == "%ntid":
+            return u32(self.block[k])
+        if base == "%ctaid":
+            return self._ctaid[k].astype(u32)
+        if base == "%nctaid":
+            return u32(self.grid[k])
+        lin = self.all_lanes % self.padded
+        if base == "%laneid":
+            return (lin % 32).astype(u32)
+        if base == "%warpid":
+            return (lin // 32).astype(u32)
+        if base == "%nwarpid":
+            return u32(self.padded // 32)
+        if base in ("%smid", "%nsmid", "%gridid"):
+            return u32(0) if base != "%nsmid" else u32(1)
+        if base.startswith("%lanemask_"):
+            lane = (lin % 32).astype(np.uint64)
+            one = np.uint64(1)
+            kind = base[len("%lanemask_"):]
+            table = {"eq": one << lane, "lt": (one << lane) - one,
+                     "le": ((one << lane) << one) - one,
+                     "gt": ~(((one << lane) << one) - one), "ge": ~((one << lane) - one)}
+            return (table[kind] & np.uint64(0xFFFFFFFF)).astype(u32)
+        if base in ("%dynamic_smem_size",):
+            return u32(self.dynamic_shared)
+        if base in ("%total_smem_size",):
+            return u32(self.shared_size)
+        if base in ("%is_explicit_cluster",):
+            return np.bool_(False)
+        if base in ("%clusterid", "%cluster_ctaid"):
+            return u32(0) if base == "%clusterid" else self._ctaid[k].astype(u32)
+        if base in ("%nclusterid",):
+            return u32(1)
+        if base in ("%cluster_nctaid",):
+            return u32(self.grid[k])
+        if base in ("%cluster_ctarank",):
+            return u32(0)
+        if base in ("%cluster_nctarank",):
+            return u32(1)
+        raise KernelcheckError(f"unsupported special register {name}")
+
+    def clock(self, name: str):
+        """A deterministic counter: advances by one per executed instruction step."""
+        value = self._clock + self.steps
+        if name in ("%clock", "%globaltimer_lo"):
+            return np.uint32(value & 0xFFFFFFFF)
+        if name == "%globaltimer_hi":
+            return np.uint32(value >> 32)
+        return np.uint64(value)
+
+    def position(self, lane: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+        """``(ctaid, tid)`` of a lane."""
+        return (tuple(int(c[lane]) for c in self._ctaid),
+                tuple(int(t[lane]) for t in self._tid))
+
+
+def run_kernel(batch: Batch, cfunc) -> None:
+    """Run the kernel ``cfunc`` over every thread of ``batch``."""
+    frame = Frame(cfunc, batch.L)
+    _run_frame(batch, frame, batch.alive.copy())
+
+
+def _guard_mask(regs, op, base):
+    g = regs[op.guard]
+    if op.guard_negated:
+        g = ~g
+    return g if base is None else (g & base)
+
+
+def _apply_flip(batch: Batch, fr: Frame, op, emask) -> None:
+    flip = batch.flip
+    if flip.instruction != op.instr.index or batch.flip_done:
+        return
+    if (flip.function or batch.program.kernel_name) != fr.cfunc.function.name:
+        return
+    lane = batch.flip_lane
+    if lane < 0 or not (emask is None or emask[lane]):
+        return
+    batch.flip_count += 1
+    if batch.flip_count == flip.occurrence and op.dests:
+        index, _ = op.dests[min(flip.element, len(op.dests) - 1)]
+        reg = fr.regs[index].copy()
+        if reg.dtype == np.bool_:
+            reg[lane] = reg[lane] ^ bool(flip.bits & 1)
+        else:
+            reg[lane] = reg[lane] ^ reg.dtype.type(flip.bits & ((1 << 8 * reg.itemsize) - 1))
+        fr.regs[index] = reg
+        batch.flip_done = True
+
+
+def _run_frame(batch: Batch, fr: Frame, active: np.ndarray) -> np.ndarray:
+    """Run ``fr`` for lanes ``active`` until they return; returns the lanes that ``exit``."""
+    ops = fr.cfunc.ops
+    n = len(ops)
+    regs = fr.regs
+    L = batch.L
+    exited = np.zeros(L, dtype=bool)
+    full = bool(active.all())
+    upc = 0
+    lane_pc = None
+    flip = batch.flip is not None
+    limit = batch.step_limit
+    while True:
+        if upc is not None:
+            # ---------------------------------------------------------- converged
+            if upc >= n:
+                break
+            op = ops[upc]
+            base = None if full else active
+            emask = base if op.guard < 0 else _guard_mask(regs, op, base)
+            kind = op.kind
+            batch.steps += 1
+            if limit is not None and batch.steps > limit:
+                raise StepLimitReached
+            if kind == PLAIN:
+                if emask is None:
+                    op.fn(batch, fr, None)
+                    batch.thread_instructions += L
+                else:
+                    count = int(np.count_nonzero(emask))
+                    if count:
+                        op.fn(batch, fr, None if count == L else emask)
+                        batch.thread_instructions += count
+                if flip:
+                    _apply_flip(batch, fr, op, emask)
+                upc += 1
+                continue
+            batch.thread_instructions += L if emask is None else int(np.count_nonzero(emask))
+            if kind == BRANCH:
+                if op.guard < 0:
+                    upc = op.target
+                    continue
+                taken = emask
+                if not taken.any():
+                    upc += 1
+                elif np.array_equal(taken, active):
+                    upc = op.target
+                else:
+                    lane_pc = np.where(taken, op.target, upc + 1)
+                    upc = None
+                continue
+            if kind == BARRIER:
+                upc += 1
+                continue
+            lanes = active if emask is None else emask
+            if kind in (EXIT, RET):
+                if kind == EXIT:
+                    exited |= lanes
+                active = active & ~lanes
+                full = False
+                if not active.any():
+                    break
+                upc += 1
+                continue
+            if kind == CALL:
+                if lanes.any():
+                    gone = _call(batch, fr, op, lanes.copy())
+                    if gone.any():
+                        exited |= gone
+                        active = active & ~gone
+                        full = bool(active.all())
+                        if not active.any():
+                            break
+                upc += 1
+                continue
+            if kind == BRX:
+                index = np.asarray(op.fn(batch, fr), dtype=np.int64)
+                index = np.broadcast_to(index, (L,))
+                targets = np.asarray(op.targets)
+                if (index[lanes] >= len(targets)).any():
+                    raise LaunchError(f"brx.idx index out of range in {fr.cfunc.function.name}")
+                pcs = np.where(lanes, targets[np.minimum(index, len(targets) - 1)], upc + 1)
+                lane_pc = pcs
+                upc = None
+            elif kind == TRAP:
+                if lanes.any():
+                    raise LaunchError(f"trap in {fr.cfunc.function.name} (instruction "
+                                      f"{op.instr.index})")
+                upc += 1
+            continue
+        # -------------------------------------------------------------- divergent
+        live = lane_pc[active]
+        p = int(live.min())
+        if p == int(live.max()):
+            upc = p
+            lane_pc = None
+            full = bool(active.all())
+            continue
+        if p >= n:
+            break
+        at = active & (lane_pc == p)
+        op = ops[p]
+        emask = at if op.guard < 0 else _guard_mask(regs, op, at)
+        kind = op.kind
+        batch.steps += 1
+        if limit is not None and batch.steps > limit:
+            raise StepLimitReached
+        count = int(np.count_nonzero(emask))
+        batch.thread_instructions += count
+        if kind == PLAIN:
+            if count:
+                op.fn(batch, fr, emask)
+                if flip:
+                    _apply_flip(batch, fr, op, emask)
+            lane_pc = np.where(at, p + 1, lane_pc)
+        elif kind == BRANCH:
+            lane_pc = np.where(emask, op.target, np.where(at, p + 1, lane_pc))
+        elif kind == BARRIER:
+            lane_pc = np.where(at, p + 1, lane_pc)
+        elif kind in (EXIT, RET):
+            if kind == EXIT:
+                exited |= emask
+            active = active & ~emask
+            lane_pc = np.where(at, p + 1, lane_pc)
+            if not active.any():
+                break
+        elif kind == CALL:
+            if count:
+                gone = _call(batch, fr, op, emask.copy())
+                exited |= gone
+                active = active & ~gone
+                if not active.any():
+                    break
+            lane_pc = np.where(at, p + 1, lane_pc)
+        elif kind == BRX:
+            index = np.broadcast_to(np.asarray(op.fn(batch, fr), dtype=np.int64), (L,))
+            targets = np.asarray(op.targets)
+            if (index[emask] >= len(targets)).any():
+                raise LaunchError(f"brx.idx index out of range in {fr.cfunc.function.name}")
+            chosen = targets[np.clip(index, 0, len(targets) - 1)]
+            lane_pc = np.where(emask, chosen, np.where(at, p + 1, lane_pc))
+        elif kind == TRAP:
+            if count:
+                raise LaunchError(f"trap in {fr.cfunc.function.name} (instruction "
+                                  f"{op.instr.index})")
+            lane_pc = np.where(at, p + 1, lane_pc)
+    return exited
+
+
+def _call(batch: Batch, fr: Frame, op, lanes: np.ndarray) -> np.ndarray:
+    callee = batch.program.function(op.callee, op.instr)
+    frame = Frame(callee, batch.L)
+    formal = callee.function.params
+    if len(formal) != len(op.call_args):
+        raise LaunchError(f"call of {op.callee} with {len(op.call_args)} arguments, "
+                          f"it takes {len(formal)}")
+    for param, arg in zip(formal, op.call_args, strict=True):
+        src = fr.params[arg]
+        dst = frame.params[param.name]
+        width = min(src.shape[1], dst.shape[1])
+        dst[:, :width] = src[:, :width]
+    gone = _run_frame(batch, frame, lanes)
+    for param, ret in zip(callee.function.return_params, op.call_rets, strict=False):
+        src = frame.params[param.name]
+        dst = fr.params[ret]
+        width = min(src.shape[1], dst.shape[1])
+        dst[lanes, :width] = src[lanes, :width]
+    return gone

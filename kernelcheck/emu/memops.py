@@ -1,0 +1,348 @@
+"""Memory instructions: ``ld``/``ldu``/``st`` in every state space, ``atom``/``red``, and the
+memory-ordering instructions that are no-ops for a sequential emulator.
+
+Accesses are vectorized over the active lanes. Global memory is
+:class:`kernelcheck.emu.memory.DeviceMemory`; shared memory is one byte buffer per block of the
+batch; local memory one per thread; kernel parameters are the launch's parameter buffer and
+device-function parameters live per lane in the frame. Cache and ordering qualifiers (``.nc``,
+``.ca``, ``.cg``, ``.cs``, ``.lu``, ``.cv``, ``.volatile``, ``.relaxed``, ``.acquire``,
+``.release``, scopes) do not change results in a sequential emulator and are accepted.
+
+Atomics run in a defined serial order: for one instruction, lanes in increasing lane order
+(lane within warp, warp within block, block within the batch). See
+:func:`kernelcheck.emu.atomics.apply_atomic`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kernelcheck.emu.atomics import apply_atomic
+from kernelcheck.emu.compiler import OPS, instruction_type, where
+from kernelcheck.emu.convert import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE
+from kernelcheck.emu.memory import MemoryFault
+from kernelcheck.emu.values import NP_TYPE, UINT_OF_SIZE
+from kernelcheck.ir.nodes import Address, Register, Symbol, VectorOperand
+
+__all__ = ["SPACES"]
+
+SPACES = ("global", "shared", "local", "param", "const")
+_U64 = np.uint64
+
+
+def _register(*names):
+    def deco(factory):
+        for name in names:
+            OPS[name] = factory
+        return factory
+    return deco
+
+
+def _space(instr) -> str:
+    for m in instr.modifiers:
+        if m in SPACES:
+            return m
+        if m == "shared::cta":
+            return "shared"
+    return "generic"
+
+
+def _vector_count(instr, data_operand) -> int:
+    for m in instr.modifiers:
+        if m in ("v2", "v4", "v8"):
+            return int(m[1:])
+    if type(data_operand) is VectorOperand:
+        return len(data_operand.elements)
+    return 1
+
+
+class _Access:
+    """Decoded address of one memory instruction, able to locate its bytes for lanes."""
+
+    def __init__(self, instr, cx, operand, space: str, nbytes: int, kind: str) -> None:
+        if type(operand) is not Address:
+            raise cx.unsupported(f"memory operand {operand!r}")
+        self.instr = instr
+        self.function = cx.function
+        self.space = space
+        self.nbytes = nbytes
+        self.kind = kind
+        self.offset = operand.offset
+        self.symbol = None
+        self.reg = -1
+        self.const_addr = None
+        base = operand.base
+        if type(base) is Symbol:
+            sym_space, addr = cx.symbol(base.name)
+            if sym_space in ("kparam", "param"):
+                self.symbol = (sym_space, base.name, addr)
+            else:
+                self.const_addr = addr + operand.offset
+        elif type(base) is Register:
+            self.reg = cx.reg(base.name)
+        elif base is None:
+            self.const_addr = operand.offset
+        else:
+            raise cx.unsupported(f"address base {base!r}")
+        if self.symbol is None and space == "param":
+            raise cx.unsupported("ld/st.param through a register address")
+
+    def addresses(self, st, fr, lanes) -> np.ndarray:
+        if self.const_addr is not None:
+            return np.full(len(lanes), self.const_addr & 0xFFFFFFFFFFFFFFFF, dtype=_U64)
+        reg = fr.regs[self.reg]
+        a = reg[lanes].astype(_U64)
+        if self.offset:
+            a = a + _U64(self.offset & 0xFFFFFFFFFFFFFFFF)
+        return a
+
+    def fault(self, st, lanes, err: MemoryFault) -> MemoryFault:
+        k = getattr(err, "fault_lane", 0)
+        lane = int(lanes[k]) if len(lanes) else 0
+        ctaid, tid = st.position(lane)
+        line = self.instr.loc.line if self.instr.loc is not None else None
+        return err.located(instruction=self.instr.full_opcode, index=self.instr.index,
+                           source_line=line, tid=tid, ctaid=ctaid, kernel=self.function.name)
+
+    def locate(self, st, fr, lanes):
+        """Return a list of ``(buffer, byte_offsets, lane_positions, alloc_or_None)``."""
+        addrs = self.addresses(st, fr, lanes)
+        space = self.space
+        try:
+            if space == "generic":
+                return self._generic(st, addrs, lanes)
+            return self._in_space(st, space, addrs, lanes, np.arange(len(lanes)))
+        except MemoryFault as err:
+            raise self.fault(st, lanes, err) from None
+
+    def _generic(self, st, addrs, lanes):
+        shared = (addrs >= _U64(SHARED_WINDOW)) & (addrs < _U64(SHARED_WINDOW + WINDOW_SIZE))
+        local = (addrs >= _U64(LOCAL_WINDOW)) & (addrs < _U64(LOCAL_WINDOW + WINDOW_SIZE))
+        if not shared.any() and not local.any():
+            return self._in_space(st, "global", addrs, lanes, np.arange(len(lanes)))
+        out = []
+        glob = ~(shared | local)
+        for sel, space, base in ((glob, "global", 0), (shared, "shared", SHARED_WINDOW),
+                                 (local, "local", LOCAL_WINDOW)):
+            pos = np.nonzero(sel)[0]
+            if len(pos):
+                try:
+                    out += self._in_space(st, space, addrs[pos] - _U64(base), lanes[pos], pos)
+                except MemoryFault as err:
+                    if hasattr(err, "fault_lane"):
+                        err.fault_lane = int(pos[err.fault_lane])
+                    raise
+        return out
+
+    def _in_space(self, st, space, addrs, lanes, pos):
+        n = self.nbytes
+        if n > 1:
+            bad = (addrs % _U64(n)) != 0
+            if bad.any():
+                k = int(np.argmax(bad))
+                err = MemoryFault(f"misaligned address for a {n}-byte access", kind=self.kind,
+                                  space=space, address=int(addrs[k]), width=n)
+                err.fault_lane = k
+                raise err
+        if space in ("global", "const"):
+            found = st.mem.locate(addrs, n, self.kind)
+            if type(found) is tuple:
+                alloc, off = found
+                return [(alloc.data, off, pos, alloc)]
+            return [(a.data, off, pos[sub], a) for a, sub, off in found]
+        if space == "shared":
+            size, base = st.shared_size, st.block_slot[lanes] * st.shared_size
+            buf = st.shared
+        elif space == "local":
+            size, base = st.local_size, lanes.astype(np.int64) * st.local_size
+            buf = st.local
+        else:
+            raise MemoryFault("unsupported state space", kind=self.kind, space=space, width=n)
+        over = addrs + _U64(n) > _U64(size)
+        if over.any():
+            k = int(np.argmax(over))
+            err = MemoryFault(f"out of bounds of the {size}-byte {space} window",
+                              kind=self.kind, space=space, address=int(addrs[k]), width=n)
+            err.fault_lane = k
+            raise err
+        return [(buf, addrs.astype(np.int64) + base, pos, None)]
+
+
+def _lanes(st, mask):
+    return st.all_lanes if mask is None else np.nonzero(mask)[0]
+
+
+def _scatter_full(st, values, lanes, mask, dtype):
+    if mask is None:
+        return values
+    full = np.zeros(st.L, dtype=dtype)
+    full[lanes] = values
+    return full
+
+
+def _param_read(st, fr, sym, offset, width, count, lanes):
+    sym_space, name, base = sym
+    if sym_space == "kparam":
+        start = base + offset
+        raw = st.params[start:start + width * count]
+        if len(raw) < width * count:
+            raise MemoryFault("read past the end of the kernel parameters", kind="read",
+                              space="param", address=start, width=width * count)
+        return [np.full(len(lanes), v) for v in raw.view(UINT_OF_SIZE[width])]
+    area = fr.params[name]
+    cols = area[lanes, offset:offset + width * count]
+    vals = np.ascontiguousarray(cols).view(UINT_OF_SIZE[width])
+    return [vals[:, k] for k in range(count)]
+
+
+def _param_write(st, fr, sym, offset, width, values, lanes):
+    sym_space, name, _ = sym
+    if sym_space == "kparam":
+        raise MemoryFault("store to a kernel parameter", kind="write", space="param")
+    area = fr.params[name]
+    for k, v in enumerate(values):
+        raw = np.ascontiguousarray(np.asarray(v, dtype=UINT_OF_SIZE[width])).view(np.uint8)
+        area[lanes, offset + k * width:offset + (k + 1) * width] = raw.reshape(len(lanes), width)
+
+
+@_register("ld", "ldu")
+def _ld(instr, cx):
+    t = instruction_type(instr)
+    if t is None:
+        raise cx.unsupported()
+    dest = instr.operands[0]
+    count = _vector_count(instr, dest)
+    width = NP_TYPE[t].itemsize
+    ut = UINT_OF_SIZE[width]
+    space = _space(instr)
+    acc = _Access(instr, cx, instr.operands[1], space, width * count, "read")
+    elements = dest.elements if type(dest) is VectorOperand else (dest,)
+    bits_t = {1: "b8", 2: "b16", 4: "b32", 8: "b64"}[width]
+    puts = [cx.dst(e, t if t[0] == "s" else bits_t) for e in elements]
+    sdt = NP_TYPE[t] if t[0] == "s" else ut
+    tracing_space = space in ("global", "generic", "const")
+
+    def run(st, fr, mask):
+        lanes = _lanes(st, mask)
+        if not len(lanes):
+            return
+        if acc.symbol is not None:
+            vals = _param_read(st, fr, acc.symbol, acc.offset, width, count, lanes)
+        else:
+            vals = [np.zeros(len(lanes), dtype=ut) for _ in range(count)]
+            for buf, off, pos, alloc in acc.locate(st, fr, lanes):
+                view = buf.view(ut)
+                idx = off // width
+                for k in range(count):
+                    vals[k][pos] = view[idx + k]
+                if alloc is not None and st.trace is not None and tracing_space:
+                    st.trace.read(alloc, off, width * count)
+        for put, v in zip(puts, vals, strict=True):
+            v = np.asarray(v).astype(ut).view(sdt)
+            put(st, fr, _scatter_full(st, v, lanes, mask, sdt), mask)
+    return run
+
+
+@_register("st")
+def _st(instr, cx):
+    t = instruction_type(instr)
+    if t is None:
+        raise cx.unsupported()
+    data = instr.operands[1]
+    count = _vector_count(instr, data)
+    width = NP_TYPE[t].itemsize
+    ut = UINT_OF_SIZE[width]
+    space = _space(instr)
+    acc = _Access(instr, cx, instr.operands[0], space, width * count, "write")
+    elements = data.elements if type(data) is VectorOperand else (data,)
+    bits_t = {1: "b8", 2: "b16", 4: "b32", 8: "b64"}[width]
+    gets = [cx.src(e, bits_t) for e in elements]
+    tracing_space = space in ("global", "generic")
+
+    def run(st, fr, mask):
+        lanes = _lanes(st, mask)
+        if not len(lanes):
+            return
+        vals = []
+        for g in gets:
+            v = np.asarray(g(st, fr)).astype(ut)
+            vals.append(v[lanes] if v.ndim else np.full(len(lanes), v, dtype=ut))
+        if acc.symbol is not None:
+            _param_write(st, fr, acc.symbol, acc.offset, width, vals, lanes)
+            return
+        for buf, off, pos, alloc in acc.locate(st, fr, lanes):
+            view = buf.view(ut)
+            idx = off // width
+            for k in range(count):
+                view[idx + k] = vals[k][pos]
+            if alloc is not None and st.trace is not None and tracing_space:
+                st.trace.write(alloc, off, width * count)
+    return run
+
+
+_ATOMIC_OPS = ("add", "inc", "dec", "exch", "cas", "min", "max", "and", "or", "xor")
+
+
+@_register("atom", "red")
+def _atom(instr, cx):
+    op = next((m for m in instr.modifiers if m in _ATOMIC_OPS), None)
+    t = instruction_type(instr)
+    if op is None or t is None or any(m in ("v2", "v4", "v8") for m in instr.modifiers):
+        raise cx.unsupported()
+    if t in ("f16x2", "bf16x2", "bf16", "f16") or (t[0] == "f" and op not in ("add", "exch",
+                                                                              "min", "max")):
+        raise cx.unsupported()
+    width = NP_TYPE[t].itemsize
+    ut = UINT_OF_SIZE[width]
+    dt = NP_TYPE[t]
+    space = _space(instr)
+    has_dest = instr.opcode == "atom"
+    ops = instr.operands
+    addr_operand = ops[1] if has_dest else ops[0]
+    acc = _Access(instr, cx, addr_operand, space, width, "atomic")
+    first = 2 if has_dest else 1
+    b = cx.src(ops[first], t)
+    c = cx.src(ops[first + 1], t) if op == "cas" else None
+    put = cx.dst(ops[0], t) if has_dest else None
+    result_used = has_dest and type(ops[0]) is Register and ops[0].name in cx_used(cx)
+    tainted = any(type(o) is Register and o.name in cx_taint(cx) for o in ops[first:])
+    info = (instr.index, op, t, width, result_used, tainted, where(instr, cx.function))
+    tracing_space = space in ("global", "generic")
+
+    def run(st, fr, mask):
+        lanes = _lanes(st, mask)
+        if not len(lanes):
+            return
+        vb = np.asarray(b(st, fr), dtype=dt)
+        vb = vb[lanes] if vb.ndim else np.full(len(lanes), vb, dtype=dt)
+        vc = None
+        if c is not None:
+            vc = np.asarray(c(st, fr), dtype=dt)
+            vc = vc[lanes] if vc.ndim else np.full(len(lanes), vc, dtype=dt)
+        old = np.zeros(len(lanes), dtype=dt)
+        for buf, off, pos, alloc in acc.locate(st, fr, lanes):
+            view = buf.view(ut).view(dt)
+            old[pos] = apply_atomic(view, off // width, op, vb[pos],
+                                    None if vc is None else vc[pos])
+            if alloc is not None and st.trace is not None and tracing_space:
+                st.trace.atomic(alloc, off, info, vb[pos])
+        if put is not None:
+            put(st, fr, _scatter_full(st, old, lanes, mask, dt), mask)
+    return run
+
+
+def cx_used(cx):
+    return cx.used_registers
+
+
+def cx_taint(cx):
+    return cx.tainted
+
+
+@_register("prefetch", "prefetchu", "fence", "membar", "nanosleep", "discard",
+           "applypriority", "createpolicy", "griddepcontrol")
+def _noop(instr, cx):
+    if instr.opcode == "createpolicy":
+        put = cx.dst(instr.operands[0], "b64")
+        return lambda st, fr, mask: put(st, fr, np.uint64(0), mask)
+    return lambda st, fr, mask: None

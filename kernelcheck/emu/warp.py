@@ -1,0 +1,173 @@
+"""Warp-level instructions (PTX ISA 9.7.8.6 shfl.sync, 9.7.12.10 vote.sync, 9.7.12.11
+match.sync, 9.7.12.12 activemask, 9.7.12.13 redux.sync).
+
+Lanes of a batch come in aligned groups of 32 (see :mod:`kernelcheck.emu.executor`), so a warp
+is a row of the ``(lanes // 32, 32)`` reshape. Only the lanes that execute the instruction
+together take part; a ``shfl.sync`` reading an inactive or out-of-range lane returns the
+reading lane's own value, with the predicate output false. The ``membermask`` operand is not
+checked against the executing lanes (the hardware leaves a mismatch undefined).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kernelcheck.emu.compiler import OPS, instruction_type
+from kernelcheck.emu.values import NP_TYPE
+from kernelcheck.ir.nodes import PredicatePair
+
+__all__: list[str] = []
+
+_U32 = np.uint32
+_BITS = (np.uint32(1) << np.arange(32, dtype=np.uint32))
+
+
+def _register(*names):
+    def deco(factory):
+        for name in names:
+            OPS[name] = factory
+        return factory
+    return deco
+
+
+def _full(v, L, dtype):
+    v = np.asarray(v, dtype=dtype)
+    return np.broadcast_to(v, (L,)) if v.ndim == 0 else v
+
+
+def _exec(st, mask):
+    return st.alive if mask is None else mask
+
+
+def _ballot(active: np.ndarray, pred: np.ndarray) -> np.ndarray:
+    """Per-warp ballot bits, repeated for every lane of the warp."""
+    bits = ((pred & active).reshape(-1, 32) * _BITS).sum(axis=1, dtype=np.uint64)
+    return np.repeat(bits.astype(_U32), 32)
+
+
+@_register("shfl")
+def _shfl(instr, cx):
+    mode = next(m for m in instr.modifiers if m in ("up", "down", "bfly", "idx"))
+    dest = instr.operands[0]
+    put = cx.dst(dest, "b32")
+    pput = cx.dst(dest.second, "pred") if type(dest) is PredicatePair else None
+    a = cx.src(instr.operands[1], "b32")
+    b = cx.src(instr.operands[2], "u32")
+    c = cx.src(instr.operands[3], "u32")
+
+    def run(st, fr, mask):
+        L = st.L
+        active = _exec(st, mask)
+        lane = st.special("%laneid").astype(np.int64)
+        bval = _full(b(st, fr), L, _U32).astype(np.int64) & 31
+        cval = _full(c(st, fr), L, _U32).astype(np.int64)
+        clamp = cval & 31
+        segmask = (cval >> 8) & 31
+        max_lane = (lane & segmask) | (clamp & ~segmask)
+        min_lane = lane & segmask
+        if mode == "up":
+            j = lane - bval
+            ok = j >= max_lane
+        elif mode == "down":
+            j = lane + bval
+            ok = j <= max_lane
+        elif mode == "bfly":
+            j = lane ^ bval
+            ok = j <= max_lane
+        else:
+            j = min_lane | (bval & ~segmask)
+            ok = j <= max_lane
+        src = st.all_lanes - lane + np.clip(j, 0, 31)
+        ok = ok & active[src]
+        src = np.where(ok, src, st.all_lanes)
+        values = _full(a(st, fr), L, _U32)
+        put(st, fr, values[src], mask)
+        if pput is not None:
+            pput(st, fr, ok, mask)
+    return run
+
+
+@_register("vote")
+def _vote(instr, cx):
+    mode = next(m for m in instr.modifiers if m in ("any", "all", "uni", "ballot"))
+    p = cx.src(instr.operands[1], "pred")
+    put = cx.dst(instr.operands[0], "b32" if mode == "ballot" else "pred")
+
+    def run(st, fr, mask):
+        active = _exec(st, mask)
+        pred = _full(p(st, fr), st.L, np.bool_)
+        if mode == "ballot":
+            put(st, fr, _ballot(active, pred), mask)
+            return
+        hits = _ballot(active, pred)
+        members = _ballot(active, np.ones(st.L, dtype=bool))
+        if mode == "any":
+            r = hits != 0
+        elif mode == "all":
+            r = hits == members
+        else:
+            r = (hits == 0) | (hits == members)
+        put(st, fr, r, mask)
+    return run
+
+
+@_register("activemask")
+def _activemask(instr, cx):
+    put = cx.dst(instr.operands[0], "b32")
+
+    def run(st, fr, mask):
+        active = _exec(st, mask)
+        put(st, fr, _ballot(active, np.ones(st.L, dtype=bool)), mask)
+    return run
+
+
+@_register("match")
+def _match(instr, cx):
+    t = instruction_type(instr)
+    all_mode = "all" in instr.modifiers
+    dest = instr.operands[0]
+    put = cx.dst(dest, "b32")
+    pput = cx.dst(dest.second, "pred") if type(dest) is PredicatePair else None
+    a = cx.src(instr.operands[1], t)
+
+    def run(st, fr, mask):
+        active = _exec(st, mask).reshape(-1, 32)
+        v = _full(a(st, fr), st.L, NP_TYPE[t]).reshape(-1, 32)
+        same = (v[:, :, None] == v[:, None, :]) & active[:, None, :]
+        bits = (same * _BITS).sum(axis=2, dtype=np.uint64).astype(_U32)
+        members = (active * _BITS).sum(axis=1, dtype=np.uint64).astype(_U32)
+        if all_mode:
+            equal = bits == members[:, None]
+            allsame = np.all(equal | ~active, axis=1)
+            out = np.where(allsame[:, None], members[:, None], _U32(0))
+            put(st, fr, out.reshape(-1), mask)
+            if pput is not None:
+                pput(st, fr, np.repeat(allsame, 32), mask)
+        else:
+            put(st, fr, bits.reshape(-1), mask)
+    return run
+
+
+@_register("redux")
+def _redux(instr, cx):
+    op = next(m for m in instr.modifiers if m in ("add", "min", "max", "and", "or", "xor"))
+    t = instruction_type(instr)
+    if t in ("f32",):
+        raise cx.unsupported()
+    a = cx.src(instr.operands[1], t)
+    put = cx.dst(instr.operands[0], t)
+    dt = NP_TYPE[t]
+    identity = {"add": 0, "or": 0, "xor": 0, "and": -1,
+                "min": np.iinfo(dt).max, "max": np.iinfo(dt).min}[op]
+    ufunc = {"add": np.add, "min": np.minimum, "max": np.maximum, "and": np.bitwise_and,
+             "or": np.bitwise_or, "xor": np.bitwise_xor}[op]
+
+    def run(st, fr, mask):
+        active = _exec(st, mask)
+        v = _full(a(st, fr), st.L, dt)
+        ident = np.array(identity).astype(dt) if op != "and" else np.array(-1).astype(
+            np.int64).astype(dt)
+        masked = np.where(active, v, ident).reshape(-1, 32)
+        r = ufunc.reduce(masked, axis=1).astype(dt)
+        put(st, fr, np.repeat(r, 32), mask)
+    return run
