@@ -6,11 +6,12 @@
 
 Inputs:  fixtures/src/*.cu, fixtures/src/host/vec_add_host.cu,
          fixtures/src/triton_kernels.py, fixtures/src/numba_kernels.py
-Outputs: fixtures/ptx/{sm_80,sm_90,nvrtc,O0G,triton,numba}/, fixtures/cubin/{sm_80,sm_90}/,
+Outputs: fixtures/ptx/{sm_80,sm_90,nvrtc,nvrtc12,O0G,triton,numba}/, fixtures/cubin/{sm_80,sm_90}/,
          fixtures/fatbin/, fixtures/exe/, fixtures/TOOLKIT.md (versions section).
 
 PTX for sm_80/sm_90/O0G, the fatbins and the host executable come from the system nvcc;
-NVRTC PTX and all cubins come from NVRTC (cuda.bindings.nvrtc); the cubins are checked by
+NVRTC PTX and all cubins come from NVRTC (cuda.bindings.nvrtc); fixtures/ptx/nvrtc12 comes from
+the CUDA 12.x NVRTC of the nvidia-cuda-nvrtc-cu12 wheel (through ctypes); the cubins are checked by
 linking the NVRTC PTX with nvJitLink as well. Tests never run this script.
 """
 from __future__ import annotations
@@ -108,6 +109,58 @@ def nvrtc_artifacts() -> None:
             print(f"nvrtc cubin sm_{arch}", src.stem, flush=True)
 
 
+def _nvrtc12_library() -> Path:
+    """libnvrtc.so.12 from the nvidia-cuda-nvrtc-cu12 wheel (downloaded, never installed)."""
+    import glob
+    import tempfile
+    import zipfile
+
+    where = Path(tempfile.gettempdir()) / "kernelcheck-nvrtc12"
+    found = glob.glob(str(where / "**/libnvrtc.so.12*"), recursive=True)
+    if not found:
+        run([sys.executable, "-m", "pip", "download", "--no-deps", "-d", where,
+             "nvidia-cuda-nvrtc-cu12"])
+        for wheel in where.glob("*.whl"):
+            zipfile.ZipFile(wheel).extractall(where)
+        found = glob.glob(str(where / "**/libnvrtc.so.12*"), recursive=True)
+    return Path(sorted(found)[0])
+
+
+def nvrtc12_ptx() -> None:
+    """PTX from the CUDA 12.x NVRTC (PTX ISA 8.x), through ctypes: cuda-bindings 13 binds
+    only the 13.x library."""
+    import ctypes
+
+    lib = ctypes.CDLL(str(_nvrtc12_library()))
+    major, minor = ctypes.c_int(), ctypes.c_int()
+    lib.nvrtcVersion(ctypes.byref(major), ctypes.byref(minor))
+    out = FIX / "ptx" / "nvrtc12"
+    out.mkdir(parents=True, exist_ok=True)
+    for src in sources():
+        prog = ctypes.c_void_p()
+        status = lib.nvrtcCreateProgram(ctypes.byref(prog), src.read_bytes(),
+                                        src.name.encode(), 0, None, None)
+        if status:
+            raise RuntimeError(f"nvrtcCreateProgram({src.name}) failed: {status}")
+        options = [b"--gpu-architecture=compute_80", b"-lineinfo", b"-std=c++17",
+                   b"--include-path=" + str(CUDA_HOME / "include").encode()]
+        array = (ctypes.c_char_p * len(options))(*options)
+        status = lib.nvrtcCompileProgram(prog, len(options), array)
+        if status:
+            size = ctypes.c_size_t()
+            lib.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
+            log = ctypes.create_string_buffer(size.value)
+            lib.nvrtcGetProgramLog(prog, log)
+            raise RuntimeError(f"NVRTC 12 failed on {src.name}:\n{log.value.decode()}")
+        size = ctypes.c_size_t()
+        lib.nvrtcGetPTXSize(prog, ctypes.byref(size))
+        ptx = ctypes.create_string_buffer(size.value)
+        lib.nvrtcGetPTX(prog, ptx)
+        lib.nvrtcDestroyProgram(ctypes.byref(prog))
+        (out / f"{src.stem}.ptx").write_bytes(ptx.value)
+        print(f"nvrtc {major.value}.{minor.value} ptx", src.stem, flush=True)
+
+
 def nvjitlink_check() -> None:
     """Link every committed sm_80/sm_90 nvcc PTX with nvJitLink (a consistency check)."""
     from cuda.bindings import nvjitlink
@@ -173,6 +226,7 @@ def main() -> int:
     if not args.skip_nvrtc:
         nvrtc_artifacts()
         nvjitlink_check()
+        nvrtc12_ptx()
     if not args.skip_triton:
         triton_ptx()
     if not args.skip_numba:

@@ -17,7 +17,7 @@ IDS = [str(p.relative_to(FIXTURES)) for p in PTX_FILES]
 
 def test_corpus_has_every_producer():
     producers = {p.parent.name for p in PTX_FILES}
-    assert {"sm_80", "sm_90", "O0G", "nvrtc", "triton", "numba"} <= producers
+    assert {"sm_80", "sm_90", "O0G", "nvrtc", "nvrtc12", "triton", "numba"} <= producers
 
 
 @pytest.mark.parametrize("path", PTX_FILES, ids=IDS)
