@@ -30,6 +30,10 @@ __all__ = [
     "Sink",
     "NegatedPredicate",
     "PredicatePair",
+    "ConstantRef",
+    "MemoryRef",
+    "DescriptorRef",
+    "ModifiedOperand",
     "Operand",
     "Guard",
     "Instruction",
@@ -182,6 +186,78 @@ class Expression:
     text: str
 
 
+# SASS operands (added for the SASS front end; PTX never produces them).
+
+
+@dataclass(frozen=True, slots=True)
+class ConstantRef:
+    """A constant-bank operand of SASS: ``c[0x0][0x160]``, ``c[0x0][R2+0x10]``,
+    ``cx[UR4][0x10]``.
+
+    ``bank`` is the bank number, or the uniform register holding it (``cx[UR4]``);
+    ``offset`` the immediate byte offset; ``index`` the register added to it, if any
+    (``RZ`` as written in ``c[0x0][RZ]``, which reads offset 0).
+    """
+
+    bank: int | Register
+    offset: int = 0
+    index: Register | None = None
+
+    @property
+    def static_offset(self) -> int | None:
+        """The byte offset when it does not depend on a register (``RZ`` counts as 0)."""
+        if self.index is None or self.index.name in ("RZ", "URZ"):
+            return self.offset
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryRef:
+    """A SASS memory operand: ``[R2.64+0x10]``, ``[R4+UR6+0x8]``, ``[R7.X4+0x4]``,
+    ``desc[UR4][R2.64+0xc]``.
+
+    ``base`` is the register part (``None`` for ``[0x10]`` or ``[UR4]`` alone, where the
+    uniform register is in ``uniform``); ``wide`` is true for a 64-bit base (``R2.64``: the
+    pair R2, R3); ``scale`` the ``.X4``/``.X8``/``.X16`` multiplier of the base; ``uniform``
+    the uniform register added (``[R4+UR6]``); ``descriptor`` the uniform register pair
+    of the global memory descriptor (``desc[UR4]``); ``base_modifiers`` any other
+    modifier of the base register (``.U32``), in order.
+    """
+
+    base: Register | None
+    offset: int = 0
+    wide: bool = False
+    scale: int = 1
+    uniform: Register | None = None
+    descriptor: Register | None = None
+    base_modifiers: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class DescriptorRef:
+    """A bracketed operand named by a lower-case prefix that is not a memory address by
+    itself, e.g. a descriptor ``desc[UR10]``, ``gdesc[UR4]`` or ``tmem[UR8]``."""
+
+    kind: str
+    elements: tuple[Operand, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ModifiedOperand:
+    """A SASS operand with prefix or suffix modifiers: ``-R2``, ``|R2|``, ``-|R2|``, ``~R2``,
+    ``R2.reuse``, ``R2.H1``, ``c[0x0][0x178].H0_H0``.
+
+    ``suffixes`` keeps the dotted suffixes in order (``("reuse",)``, ``("H0_H0",)``).
+    A negated predicate ``!P0`` is a :class:`NegatedPredicate`, not a modified operand.
+    """
+
+    operand: Operand
+    negate: bool = False
+    absolute: bool = False
+    invert: bool = False
+    suffixes: tuple[str, ...] = ()
+
+
 Operand = (
     Register
     | SpecialRegister
@@ -195,6 +271,10 @@ Operand = (
     | NegatedPredicate
     | PredicatePair
     | Expression
+    | ConstantRef
+    | MemoryRef
+    | DescriptorRef
+    | ModifiedOperand
 )
 
 

@@ -13,12 +13,16 @@ from kernelcheck.ir.nodes import (
     BracketList,
     BranchTargets,
     CallPrototype,
+    ConstantRef,
+    DescriptorRef,
     Expression,
     FileDirective,
     Function,
     Immediate,
     Instruction,
     Label,
+    MemoryRef,
+    ModifiedOperand,
     Module,
     NegatedPredicate,
     Param,
@@ -140,7 +144,14 @@ def format_function(function: Function) -> str:
 
 
 def format_instruction(instr: Instruction) -> str:
-    """One instruction as PTX text (guard, opcode with modifiers, operands), without ``;``."""
+    """One instruction as PTX text (guard, opcode with modifiers, operands), without ``;``.
+
+    SASS instructions (upper-case opcodes) are printed in nvdisasm's notation.
+    """
+    if instr.opcode[:1].isupper():
+        from kernelcheck.sass.printer import format_sass_instruction
+
+        return format_sass_instruction(instr)
     text = instr.full_opcode
     if instr.operands:
         text += " " + ", ".join(format_operand(o) for o in instr.operands)
@@ -177,6 +188,10 @@ def format_operand(operand) -> str:
         return f"{format_operand(operand.first)}|{format_operand(operand.second)}"
     if kind is Expression:
         return operand.text
+    if kind in (ConstantRef, MemoryRef, DescriptorRef, ModifiedOperand):
+        from kernelcheck.sass.printer import format_sass_operand
+
+        return format_sass_operand(operand)
     raise TypeError(f"cannot print operand {operand!r}")
 
 

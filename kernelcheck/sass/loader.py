@@ -1,0 +1,161 @@
+"""A cubin image into a Kernel IR :class:`~kernelcheck.ir.nodes.Module` of SASS functions.
+
+nvdisasm runs once per image (it is the slow part); every function it prints is then
+parsed on its own, so one malformed function is reported as a :class:`FunctionFailure`
+and the others are still returned (:func:`load_cubin_sass`). :func:`module_from_cubin`
+is the strict form that raises on the first failure.
+
+The module has ``target=(arch,)`` (e.g. ``("sm_90",)``), no PTX version, and
+``address_size=64``. Kernels (``STO_CUDA_ENTRY`` symbols) are ``entry`` functions with
+their parameters from EIATTR_KPARAM_INFO; other functions nvdisasm prints (device
+functions compiled with ``-rdc``) are ``func`` with no parameters.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from kernelcheck.binary.cubin import CubinFile
+from kernelcheck.binary.nvdisasm import SassFunction, disassemble
+from kernelcheck.errors import KernelcheckError
+from kernelcheck.ir.nodes import Function, Module
+from kernelcheck.sass.function import function_from_sass
+from kernelcheck.sass.params import PARAM_CBANK_DIRECTIVE, params_from_kparam_info
+
+__all__ = ["FunctionFailure", "SassImage", "load_cubin_sass", "module_from_cubin",
+           "functions_of_cubin", "local_code_symbols"]
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionFailure:
+    """A function that could not be turned into IR, with the error."""
+
+    name: str
+    error: KernelcheckError
+
+    @property
+    def cause(self) -> str:
+        """A short name of the failure kind, for grouping (e.g. ``SassSyntaxError``)."""
+        return type(self.error).__name__
+
+
+@dataclass(frozen=True)
+class SassImage:
+    """The SASS of one cubin image: the module of parsed functions and the failures."""
+
+    module: Module
+    failures: tuple[FunctionFailure, ...]
+    arch: str
+
+
+def local_code_symbols(cubin: CubinFile) -> dict[str, dict[str, int]]:
+    """Code symbols per ``.text`` section: ``{section name: {symbol: offset}}``.
+
+    Local subroutines (``$kernel$_Z6add_toPfif``, ``$__internal_0_$__cuda_sm20_div_u64``)
+    live inside a kernel's section; their offsets place labels at ``CALL`` targets.
+    """
+    symtab = cubin.section_data(".symtab")
+    strtab = cubin.section_data(".strtab")
+    if not symtab or not strtab or not cubin.is_64bit:
+        return {}
+    by_index = {s.index: s.name for s in cubin.sections}
+    result: dict[str, dict[str, int]] = {}
+    for start in range(0, len(symtab) - 23, 24):
+        name_at, info, _other, shndx, value, _size = struct.unpack_from("<IBBHQQ", symtab,
+                                                                         start)
+        if info & 0xF != 2:  # STT_FUNC
+            continue
+        section = by_index.get(shndx)
+        if section is None or not section.startswith(".text."):
+            continue
+        end = strtab.find(b"\0", name_at)
+        name = strtab[name_at:end if end >= 0 else None].decode("utf-8", "replace")
+        result.setdefault(section, {})[name] = value
+    return result
+
+
+def functions_of_cubin(
+    cubin: CubinFile,
+    code: dict[str, SassFunction],
+    *,
+    filename: str | None = None,
+) -> tuple[tuple[Function, ...], tuple[FunctionFailure, ...]]:
+    """Parse every disassembled function of ``cubin`` (kernels first, in symbol order)."""
+    symbols = local_code_symbols(cubin)
+    kernels = {k.name: k for k in cubin.iter_kernels()}
+    order = [n for n in kernels if n in code] + [n for n in code if n not in kernels]
+    functions: list[Function] = []
+    failures: list[FunctionFailure] = []
+    for name in order:
+        kernel = kernels.get(name)
+        params: tuple = ()
+        directives: tuple = ()
+        if kernel is not None:
+            params = params_from_kparam_info(kernel.params)
+            if kernel.param_base is not None:
+                size = kernel.param_size
+                if size is None:
+                    size = max((p.offset + p.size for p in params), default=0)
+                directives = ((PARAM_CBANK_DIRECTIVE, (0, kernel.param_base, size)),)
+        label = f"{filename or '<cubin>'}:{name}"
+        try:
+            functions.append(function_from_sass(
+                code[name],
+                kind="entry" if kernel is not None else "func",
+                params=params,
+                directives=directives,
+                symbols=symbols.get(f".text.{name}"),
+                filename=label,
+            ))
+        except KernelcheckError as error:
+            failures.append(FunctionFailure(name, error))
+    return tuple(functions), tuple(failures)
+
+
+def load_cubin_sass(
+    data: bytes,
+    filename: str | None = None,
+    *,
+    code: dict[str, SassFunction] | None = None,
+) -> SassImage:
+    """Disassemble a cubin and parse its functions, keeping per-function failures.
+
+    Parameters
+    ----------
+    data : bytes
+        The (decompressed) cubin.
+    filename : str, optional
+        Names the image in errors (``lib.so:.nv_fatbin[0]#3 @0x1a0``).
+    code : dict, optional
+        nvdisasm's output for this image, when the caller already has it.
+
+    Raises
+    ------
+    BinaryFormatError
+        When the cubin itself cannot be read.
+    NvdisasmError
+        When nvdisasm is missing or fails on the image.
+    """
+    cubin = CubinFile(data, filename=filename)
+    if code is None:
+        code = disassemble(data, label=filename or "<cubin>")
+    functions, failures = functions_of_cubin(cubin, code, filename=filename)
+    module = Module(version=None, target=(cubin.arch,), address_size=64,
+                    items=functions, filename=filename)
+    return SassImage(module, failures, cubin.arch)
+
+
+def module_from_cubin(data: bytes, filename: str | None = None) -> Module:
+    """The SASS of a cubin as a Kernel IR module; raises on the first failing function.
+
+    Examples
+    --------
+    >>> m = module_from_cubin(open("fixtures/cubin/sm_90/gridstride.cubin", "rb").read())
+    >>> m.arch, len(m.kernels) > 0
+    ('sm_90', True)
+    """
+    image = load_cubin_sass(data, filename)
+    if image.failures:
+        raise image.failures[0].error
+    return image.module
