@@ -1,0 +1,299 @@
+"""From symbolic accesses to a LaunchCheck: guard facts, affine forms and the flat program.
+
+* :func:`apply_guards` rewrites an address term so that every sub-term a path-guard literal
+  constrains becomes :class:`~kernelcheck.analysis.terms.Bound`. Soundness: the access runs
+  only when its guard holds, so on every execution the constrained value satisfies the
+  literal. Inside ``Wrap(t, w, _)`` any summand or factor ``u`` may be replaced by
+  ``Wrap(u, w, s)``, since both are congruent modulo ``2**w`` and the outer wrap only sees
+  the residue; this is how ``if (i < n)`` on a 32-bit ``i`` reaches a 64-bit address sum.
+  Disjunctions and opaque predicates are dropped (a weaker guard is still a sound one).
+* :func:`affine_form` splits an address into a launch-constant part and
+  ``coefficient * atom`` terms; atoms are guard-bounded or thread-varying sub-terms. The
+  evaluator uses it only when every stripped wrap was the identity for the instance.
+* :func:`lower` compiles terms into the SSA program of :mod:`kernelcheck.launch.check`.
+"""
+
+from __future__ import annotations
+
+from kernelcheck.analysis.terms import (
+    DIMS,
+    THREAD_VARS,
+    Add,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Bound,
+    Cmp,
+    Const,
+    Div,
+    Iter,
+    Join,
+    Max,
+    Min,
+    Mul,
+    Opaque,
+    PAnd,
+    Param,
+    PNot,
+    POr,
+    Rem,
+    Shr,
+    Special,
+    Term,
+    TripMax,
+    Wrap,
+    add,
+    is_launch_constant,
+    mul,
+    pred_not,
+    wrap,
+)
+from kernelcheck.launch.check import OPS
+
+__all__ = ["guard_literals", "apply_guards", "affine_form", "ProgramBuilder"]
+
+
+def guard_literals(guard) -> list[Cmp]:
+    """The comparison literals implied by a conjunction of predicates."""
+    out: list[Cmp] = []
+    stack = list(guard)
+    while stack:
+        p = stack.pop()
+        kind = type(p)
+        if kind is Cmp:
+            out.append(p)
+        elif kind is PAnd:
+            stack.extend((p.a, p.b))
+        elif kind is PNot:
+            inner = p.p
+            if type(inner) is POr:
+                stack.extend((pred_not(inner.a), pred_not(inner.b)))
+            elif type(inner) in (Cmp, PNot):
+                stack.append(pred_not(inner))
+    return out
+
+
+def _constraints(literals) -> dict:
+    cons: dict = {}
+
+    def put(term, lo=None, hi=None):
+        if type(term) is Const:
+            return
+        entry = cons.setdefault(term, [[], []])
+        if lo is not None:
+            entry[0].append(lo)
+        if hi is not None:
+            entry[1].append(hi)
+
+    for lit in literals:
+        a, b, op = lit.a, lit.b, lit.op
+        if op == "lt":
+            put(a, hi=add(b, Const(-1)))
+            put(b, lo=add(a, Const(1)))
+        elif op == "le":
+            put(a, hi=b)
+            put(b, lo=a)
+        elif op == "gt":
+            put(a, lo=add(b, Const(1)))
+            put(b, hi=add(a, Const(-1)))
+        elif op == "ge":
+            put(a, lo=b)
+            put(b, hi=a)
+        elif op == "eq":
+            put(a, lo=b, hi=b)
+            put(b, lo=a, hi=a)
+    return cons
+
+
+def _bounded(term, entry):
+    for lo in entry[0]:
+        term = Bound(term, lo, None)
+    for hi in entry[1]:
+        term = Bound(term, None, hi)
+    return term
+
+
+def apply_guards(address: Term, guard) -> Term:
+    """``address`` with the facts of ``guard`` attached as :class:`Bound` nodes.
+
+    Examples
+    --------
+    >>> from kernelcheck.analysis.terms import Special, render
+    >>> t = Special("%tid.x")
+    >>> g = (Cmp("lt", t, Param("n", 8, 4)),)
+    >>> type(apply_guards(add(Param("p", 0, 8), t), g).args[1]).__name__
+    'Bound'
+    """
+    cons = _constraints(guard_literals(guard))
+    if not cons:
+        return address
+    memo: dict = {}
+
+    def go(t, ctx):
+        key = (id(t), ctx)
+        if key in memo:
+            return memo[key]
+        out = _go(t, ctx)
+        memo[key] = out
+        return out
+
+    def _go(t, ctx):
+        kind = type(t)
+        if t in cons:
+            return _bounded(_children(t, None), cons[t])
+        if ctx and kind not in (Const, Param, Wrap, Bound):
+            for signed in (True, False):
+                w = wrap(t, ctx, signed)
+                if w in cons:
+                    return _bounded(w, cons[w])
+        return _children(t, ctx)
+
+    def _children(t, ctx):
+        kind = type(t)
+        if kind is Add:
+            return add(*(go(a, ctx) for a in t.args))
+        if kind is Mul:
+            return mul(*(go(a, ctx) for a in t.args))
+        if kind is Join:
+            return Join(tuple(go(a, ctx) for a in t.args))
+        if kind is Wrap:
+            return Wrap(go(t.arg, t.bits), t.bits, t.signed)
+        if kind in (Min, Max, Div, Rem, BitAnd, BitOr, BitXor):
+            return kind(go(t.a, None), go(t.b, None))
+        if kind is Shr:
+            return Shr(go(t.a, None), t.k)
+        if kind is Bound:
+            return Bound(go(t.arg, None), t.lo, t.hi)
+        return t
+
+    return go(address, None)
+
+
+def affine_form(address: Term):
+    """``(constant_term, ((coefficient_term, atom_term), ...))`` or ``None``.
+
+    Wraps, sums and products with a launch-constant factor are looked through; any other
+    thread-varying node is an atom.
+    """
+    const_parts: list[Term] = []
+    atoms: dict = {}
+    stack = [(address, Const(1))]
+    while stack:
+        t, coef = stack.pop()
+        kind = type(t)
+        if is_launch_constant(t):
+            const_parts.append(mul(coef, t))
+        elif kind is Wrap:
+            stack.append((t.arg, coef))
+        elif kind is Add:
+            stack.extend((a, coef) for a in t.args)
+        elif kind is Mul:
+            consts = [a for a in t.args if is_launch_constant(a)]
+            rest = [a for a in t.args if not is_launch_constant(a)]
+            if len(rest) == 1:
+                stack.append((rest[0], mul(coef, *consts)))
+            else:
+                atoms.setdefault(t, []).append(coef)
+        else:
+            atoms.setdefault(t, []).append(coef)
+    pairs = []
+    for atom, coefs in atoms.items():
+        pairs.append((add(*coefs), atom))
+    if len(pairs) > 4:
+        return None
+    return add(*const_parts), tuple(pairs)
+
+
+class ProgramBuilder:
+    """Compiles terms into the SSA program of a LaunchCheck, sharing equal sub-terms."""
+
+    def __init__(self) -> None:
+        self.records: list[tuple[int, int, int, int, int]] = []
+        self._slots: dict = {}
+
+    def _emit(self, op: str, a=0, b=0, c=0, d=0) -> int:
+        record = (OPS[op], a, b, c, d)
+        if record in self._slots:
+            return self._slots[record]
+        self.records.append(record)
+        slot = len(self.records) - 1
+        self._slots[record] = slot
+        return slot
+
+    def slot(self, term) -> int:
+        """The slot computing ``term`` (iterative post-order over the term DAG)."""
+        done: dict = {}
+        stack = [(term, False)]
+        while stack:
+            t, expanded = stack.pop()
+            if t is None or id(t) in done:
+                continue
+            kids = _kids(t)
+            if not expanded and kids:
+                stack.append((t, True))
+                stack.extend((k, False) for k in kids if k is not None and id(k) not in done)
+                continue
+            done[id(t)] = self._lower_one(t, done)
+        return done[id(term)]
+
+    def _lower_one(self, t, done) -> int:
+        kind = type(t)
+
+        def s(x):
+            return done[id(x)] if x is not None else -1
+
+        if kind is Const:
+            if not -(1 << 63) <= t.value < 1 << 63:
+                return self._emit("OPAQUE", 64)
+            return self._emit("CONST", c=t.value)
+        if kind is Param:
+            return self._emit("PARAM", t.offset, t.size)
+        if kind is Special:
+            if t.name in DIMS:
+                return self._emit("DIM", DIMS.index(t.name))
+            if t.name in THREAD_VARS:
+                return self._emit("TVAR", THREAD_VARS.index(t.name))
+            return self._emit("OPAQUE", 32)
+        if kind is Opaque:
+            return self._emit("OPAQUE", min(t.bits, 64))
+        if kind in (Add, Mul, Join):
+            op = {Add: "ADD", Mul: "MUL", Join: "JOIN"}[kind]
+            slot = s(t.args[0])
+            for a in t.args[1:]:
+                slot = self._emit(op, slot, s(a))
+            return slot
+        if kind is Wrap:
+            return self._emit("WRAP", s(t.arg), t.bits, int(t.signed))
+        if kind in (Min, Max, Div, Rem, BitAnd, BitOr, BitXor):
+            op = {Min: "MIN", Max: "MAX", Div: "DIV", Rem: "REM", BitAnd: "AND",
+                  BitOr: "OR", BitXor: "XOR"}[kind]
+            return self._emit(op, s(t.a), s(t.b))
+        if kind is Shr:
+            return self._emit("SHR", s(t.a), t.k)
+        if kind is Bound:
+            return self._emit("BOUND", s(t.arg), s(t.lo), s(t.hi))
+        if kind is Iter:
+            return self._emit("ITER", s(t.tripmax))
+        if kind is TripMax:
+            return self._emit("TRIPMAX", s(t.x0), s(t.step), s(t.bound),
+                              t.bits | (int(t.signed) << 8))
+        return self._emit("OPAQUE", 64)  # LoopVar left unresolved: any value
+
+
+def _kids(t) -> tuple:
+    kind = type(t)
+    if kind in (Add, Mul, Join):
+        return t.args
+    if kind is Wrap:
+        return (t.arg,)
+    if kind in (Min, Max, Div, Rem, BitAnd, BitOr, BitXor):
+        return (t.a, t.b)
+    if kind is Shr:
+        return (t.a,)
+    if kind is Bound:
+        return (t.arg, t.lo, t.hi)
+    if kind is Iter:
+        return (t.tripmax,) if t.tripmax is not None else ()
+    if kind is TripMax:
+        return (t.x0, t.step, t.bound)
+    return ()

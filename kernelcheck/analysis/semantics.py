@@ -1,0 +1,213 @@
+"""Integer semantics of PTX instructions as terms (:mod:`kernelcheck.analysis.terms`).
+
+One function, :func:`evaluate_instruction`, maps an instruction and the terms of its source
+operands to the terms of its destinations. Each rule cites the PTX ISA section (ISA 8.x,
+CUDA 12.x/13.x) it follows. Anything not listed yields an ``Opaque``
+value: sound, since an opaque value may be anything of its width.
+
+Soundness of the congruence convention (see :mod:`kernelcheck.analysis.terms`): ``add``,
+``sub``, ``mul.lo``, ``mad.lo``, ``shl``, ``neg`` and ``not`` compute their result modulo
+``2**width`` (ISA §9.7.1, §9.7.8), so the mathematical term is congruent to the register.
+Instructions that interpret their operands (``mul.wide``, ``mad.wide``, ``shr``, ``min``,
+``max``, ``div``, ``rem``, ``setp``, ``cvt`` widening, ``and``) get ``wrap``
+around those operands, which makes the interpretation exact.
+"""
+
+from __future__ import annotations
+
+from kernelcheck.analysis.terms import (
+    BitAnd,
+    BitOr,
+    BitXor,
+    Cmp,
+    Const,
+    Div,
+    Join,
+    Max,
+    Min,
+    Opaque,
+    PAnd,
+    PConst,
+    POpaque,
+    POr,
+    Rem,
+    Shr,
+    Term,
+    add,
+    contains,
+    mul,
+    neg,
+    pred_not,
+    wrap,
+)
+from kernelcheck.ir.nodes import Instruction, type_size
+
+__all__ = ["instruction_type", "evaluate_instruction", "compare_predicate", "is_memory_value"]
+
+_INT_TYPES = {"s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "b8", "b16", "b32",
+              "b64"}
+_UNSIGNED_CMP = {"lo": "lt", "ls": "le", "hi": "gt", "hs": "ge"}
+_SIGNED_CMP = {"lt", "le", "gt", "ge", "eq", "ne"}
+
+
+def instruction_type(instr: Instruction, which: int = 0) -> str | None:
+    """The ``which``-th type modifier of ``instr`` (``cvt.u64.u32``: 0 is u64, 1 is u32)."""
+    found = [m for m in instr.modifiers if type_size(m) and m not in ("pred",)
+             or m == "pred"]
+    return found[which] if len(found) > which else None
+
+
+def is_memory_value(term) -> bool:
+    """Whether ``term`` depends on a value loaded from memory."""
+    return contains(term, lambda t: type(t) is Opaque and t.memory)
+
+
+def _bits(ty: str | None) -> int:
+    return type_size(ty) * 8 if ty else 0
+
+
+def _signed(ty: str | None) -> bool:
+    return bool(ty) and ty[0] == "s"
+
+
+def _opaque(instr: Instruction, srcs, bits: int) -> Opaque:
+    memory = any(is_memory_value(s) for s in srcs if isinstance(s, Term))
+    return Opaque(f"{instr.opcode}@{instr.index}", bits or 64, memory)
+
+
+def compare_predicate(instr: Instruction, a: Term, b: Term):
+    """The predicate ``setp.<cmp>.<type> a, b`` computes (floats are opaque)."""
+    ty = instruction_type(instr)
+    bits = _bits(ty)
+    cmp = next((m for m in instr.modifiers if m in _SIGNED_CMP or m in _UNSIGNED_CMP), None)
+    if ty not in _INT_TYPES or cmp is None:
+        return POpaque(f"setp@{instr.index}")
+    if cmp in _UNSIGNED_CMP:
+        op, signed = _UNSIGNED_CMP[cmp], False
+    else:
+        # ISA §9.7.3.1: .b types compare as unsigned for lt/le/gt/ge; eq/ne are sign-blind.
+        op, signed = cmp, _signed(ty)
+    return Cmp(op, wrap(a, bits, signed), wrap(b, bits, signed))
+
+
+def evaluate_instruction(instr: Instruction, srcs: list) -> Term | None:
+    """The term of the (single, non-predicate) destination of ``instr``.
+
+    Parameters
+    ----------
+    instr : Instruction
+        An arithmetic, move or conversion instruction.
+    srcs : list
+        Terms (or predicates, for ``selp``) of the source operands in order.
+
+    Returns
+    -------
+    Term or None
+        ``None`` when ``instr`` is not a value-producing instruction this module models;
+        the caller then uses an opaque value.
+
+    Examples
+    --------
+    >>> from kernelcheck.analysis.terms import Special, render
+    >>> i = Instruction("mul", ("wide", "s32"))
+    >>> render(evaluate_instruction(i, [Special("%tid.x"), Const(4)]))
+    '4*%tid.x'
+    """
+    op = instr.opcode
+    ty = instruction_type(instr)
+    bits = _bits(ty)
+    signed = _signed(ty)
+    integer = ty in _INT_TYPES
+    if op == "mov" and len(srcs) == 1:
+        return srcs[0] if isinstance(srcs[0], Term) else None
+    if op == "cvta":
+        # cvta.to.global / cvta.global: generic and global addresses of global memory are the
+        # same numbers on every supported architecture (ISA §9.7.9.17, §6.4.1 note).
+        return srcs[0] if "global" in instr.modifiers else None
+    if not integer:
+        if op == "cvt":
+            return _cvt(instr, srcs)
+        if op == "selp" and len(srcs) == 3:
+            return Join((srcs[0], srcs[1]))
+        return None
+    if any(not isinstance(s, Term) for s in srcs[:2]):
+        return None
+    if op == "add" and len(srcs) == 2 and not _has_carry(instr):
+        return add(srcs[0], srcs[1])
+    if op == "sub" and len(srcs) == 2 and not _has_carry(instr):
+        return add(srcs[0], neg(srcs[1]))
+    if op == "neg" and len(srcs) == 1:
+        return neg(srcs[0])
+    if op == "not" and len(srcs) == 1:
+        return add(neg(srcs[0]), Const(-1))  # ~a == -a - 1 modulo 2**bits
+    if op in ("mul", "mad") and "lo" in instr.modifiers:
+        product = mul(srcs[0], srcs[1])
+        return add(product, srcs[2]) if op == "mad" else product
+    if op in ("mul", "mad") and "wide" in instr.modifiers:
+        # ISA §9.7.1.5: the full 2*bits product of the operands read as signed/unsigned.
+        product = mul(wrap(srcs[0], bits, signed), wrap(srcs[1], bits, signed))
+        return add(product, srcs[2]) if op == "mad" else product
+    if op == "shl" and type(srcs[1]) is Const and 0 <= srcs[1].value < bits:
+        return mul(srcs[0], Const(1 << srcs[1].value))
+    if op == "shr" and type(srcs[1]) is Const and 0 <= srcs[1].value < bits:
+        return Shr(wrap(srcs[0], bits, signed), srcs[1].value)
+    if op in ("min", "max") and len(srcs) == 2 and not instr.modifiers[0] == "relu":
+        a, b = wrap(srcs[0], bits, signed), wrap(srcs[1], bits, signed)
+        return Min(a, b) if op == "min" else Max(a, b)
+    if op in ("div", "rem") and len(srcs) == 2:
+        a, b = wrap(srcs[0], bits, signed), wrap(srcs[1], bits, signed)
+        return Div(a, b) if op == "div" else Rem(a, b)
+    if op in ("and", "or", "xor") and len(srcs) == 2:
+        a, b = wrap(srcs[0], bits, False), wrap(srcs[1], bits, False)
+        return {"and": BitAnd, "or": BitOr, "xor": BitXor}[op](a, b)
+    if op == "selp" and len(srcs) == 3:
+        return Join((srcs[0], srcs[1]))
+    if op == "cvt":
+        return _cvt(instr, srcs)
+    return None
+
+
+def _has_carry(instr: Instruction) -> bool:
+    return "cc" in instr.modifiers
+
+
+def _cvt(instr: Instruction, srcs) -> Term | None:
+    dst, src = instruction_type(instr, 0), instruction_type(instr, 1)
+    if dst not in _INT_TYPES or src not in _INT_TYPES or not isinstance(srcs[0], Term):
+        return None
+    if any(m.startswith("sat") for m in instr.modifiers):
+        return None
+    # ISA §9.7.9.21: widening sign- or zero-extends the source; narrowing keeps low bits,
+    # which is congruent to the source modulo the destination width.
+    if _bits(dst) > _bits(src):
+        return wrap(srcs[0], _bits(src), _signed(src))
+    return srcs[0]
+
+
+def predicate_op(instr: Instruction, srcs: list):
+    """The predicate computed by ``and/or/xor/not.pred`` and ``setp`` combining forms."""
+    op = instr.opcode
+    if op == "not":
+        return pred_not(srcs[0])
+    if op == "and":
+        return PAnd(srcs[0], srcs[1])
+    if op == "or":
+        return POr(srcs[0], srcs[1])
+    if op == "mov":
+        return srcs[0]
+    return POpaque(f"{op}@{instr.index}")
+
+
+def combine_setp(instr: Instruction, base, extra):
+    """``setp.cmp.and/or/xor`` combines its comparison with a third predicate operand."""
+    if "and" in instr.modifiers:
+        return PAnd(base, extra)
+    if "or" in instr.modifiers:
+        return POr(base, extra)
+    if "xor" in instr.modifiers:
+        return POpaque(f"setp@{instr.index}")
+    return base
+
+
+def constant_pred(value: bool) -> PConst:
+    return PConst(value)

@@ -1,0 +1,322 @@
+"""Access summaries, kernel classes and LaunchChecks: the idempotency analysis of a kernel.
+
+:func:`analyze_kernel` runs the symbolic evaluation (:mod:`kernelcheck.analysis.symbolic`)
+and decides the kernel class:
+
+* ``not_proven``: the kernel uses something the analysis does not model, or writes global
+  memory at an address with no known base pointer.
+* ``never``: some clobber holds for every instance that performs the access: a
+  non-idempotent atomic on global memory (:func:`atomic_rule`), or a read and a later write
+  of the very same address term by the same thread under the same guard (``a[i] = a[i] + 1``).
+* ``always``: no write can overlap any read for any arguments: there are no (write, read)
+  pairs left after the residue test (:func:`residue_disjoint`).
+* ``conditional`` otherwise; the :class:`~kernelcheck.launch.check.LaunchCheck` decides each
+  instance.
+
+Atomic rules (``atom``/``red`` on global or generic memory): ``add``, ``sub``, ``inc``,
+``dec``, ``cas`` and ``xor`` change the location on every application, so re-running one
+changes the result: non-idempotent. ``max``, ``min``, ``and`` and ``or`` are idempotent in
+effect (applying them twice with the same operand gives the same value); the operand may come
+from memory, because the pair test already reports any read that a write of the instance
+could change. ``exch`` is idempotent in effect only with a launch-invariant operand (one that
+does not depend on memory). Any atomic whose returned old value is used is treated as
+non-idempotent: that value differs on a re-execution.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from kernelcheck.analysis.lower import ProgramBuilder, affine_form, apply_guards
+from kernelcheck.analysis.semantics import is_memory_value
+from kernelcheck.analysis.symbolic import SymbolicAccess, symbolic_kernel
+from kernelcheck.analysis.terms import (
+    Add,
+    Bound,
+    Const,
+    Join,
+    Mul,
+    Opaque,
+    Param,
+    Term,
+    Wrap,
+    contains,
+    render,
+)
+from kernelcheck.ir.nodes import Function, Module
+from kernelcheck.launch.check import (
+    ATOMIC_BAD,
+    ATOMIC_OK,
+    READ,
+    WRITE,
+    AccessRecord,
+    LaunchCheck,
+)
+
+__all__ = ["MemoryAccess", "KernelSummary", "analyze_kernel", "analyze_module", "atomic_rule",
+           "residue_disjoint"]
+
+_BAD_ATOMICS = {"add", "sub", "inc", "dec", "cas", "xor", "unknown"}
+_OK_ATOMICS = {"max", "min", "and", "or"}
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryAccess:
+    """One global access in a :class:`KernelSummary`: what a person reads in a report."""
+
+    kind: str
+    instruction: str
+    index: int
+    line: int | None
+    width: int
+    address: str
+    guard: str
+    base: str | None
+    rule: str = ""
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "instruction": self.instruction, "index": self.index,
+                "line": self.line, "width": self.width, "address": self.address,
+                "guard": self.guard, "base": self.base or "unknown base", "rule": self.rule}
+
+
+@dataclass(frozen=True, slots=True)
+class KernelSummary:
+    """The idempotency analysis of one kernel: class, reasons, accesses and LaunchCheck."""
+
+    name: str
+    kernel_class: str
+    reasons: tuple[str, ...]
+    accesses: tuple[MemoryAccess, ...]
+    launch_check: LaunchCheck
+    conditions: tuple[str, ...] = ()
+    seconds: float = 0.0
+    z3_seconds: float = 0.0
+    params: tuple[tuple[str, int, int], ...] = field(default=())
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "class": self.kernel_class, "reasons": list(self.reasons),
+                "conditions": list(self.conditions),
+                "accesses": [a.to_json() for a in self.accesses],
+                "launch_check": self.launch_check.to_json()}
+
+
+def atomic_rule(access: SymbolicAccess) -> tuple[bool, str]:
+    """``(idempotent_in_effect, rule)`` for a global atomic (see the module documentation)."""
+    op = access.atomic_op or "unknown"
+    if access.result_used:
+        return False, f"atom.{op} whose returned old value is used: not idempotent in effect"
+    if op in _BAD_ATOMICS:
+        return False, f"atomic {op}: non-idempotent read-modify-write"
+    if op in _OK_ATOMICS:
+        return True, f"atomic {op}: idempotent in effect (applying it again changes nothing)"
+    if op == "exch":
+        values = access.value if isinstance(access.value, tuple) else (access.value,)
+        if any(v is not None and is_memory_value(v) for v in values):
+            return False, "atomic exch of a value that depends on memory: non-idempotent"
+        return True, "atomic exch of a launch-invariant value: idempotent in effect"
+    return False, f"atomic {op}: not modelled, counted as non-idempotent"
+
+
+def _base(address: Term) -> Param | None:
+    """The pointer parameter an address is based on (a 64-bit Param summand)."""
+    inner = address.arg if type(address) is Wrap else address
+    parts = inner.args if type(inner) is Add else (inner,)
+    found = [p for p in parts if type(p) is Param and p.size == 8]
+    return found[0] if len(found) == 1 else None
+
+
+def _residue(t) -> tuple[int, int]:
+    """``(m, r)``: ``t`` is congruent to ``r`` modulo ``2**m`` whatever the arguments."""
+    kind = type(t)
+    if kind is Const:
+        return 64, t.value % (1 << 64)
+    if kind is Add:
+        m, r = 64, 0
+        for a in t.args:
+            am, ar = _residue(a)
+            m = min(m, am)
+            r += ar
+        return m, r % (1 << m) if m else 0
+    if kind is Mul and type(t.args[0]) is Const:
+        c = t.args[0].value
+        v = (c & -c).bit_length() - 1 if c else 64
+        rest = Mul(t.args[1:]) if len(t.args) > 2 else t.args[1]
+        m, r = _residue(rest)
+        m = min(64, m + v)
+        return m, (c * r) % (1 << m) if m else 0
+    if kind is Wrap:
+        # Wrapping modulo 2**bits keeps every residue modulo 2**m for m <= bits.
+        m, r = _residue(t.arg)
+        m = min(m, t.bits)
+        return m, r % (1 << m) if m else 0
+    if kind is Bound:
+        return _residue(t.arg)
+    if kind is Join:
+        residues = {_residue(a) for a in t.args}
+        return residues.pop() if len(residues) == 1 else (0, 0)
+    return 0, 0
+
+
+def residue_disjoint(write: SymbolicAccess, read: SymbolicAccess) -> bool:
+    """Whether the two accesses can never share a byte, for any arguments and threads.
+
+    Both addresses must be ``P + rest`` with the same pointer parameter ``P``; the rests'
+    residues modulo a power of two ``2**m`` (valid modulo ``2**64``, so wrap-around cannot
+    break it) must leave no difference in ``[-(w_write-1), w_read-1]``: ``a[2i+1]`` never
+    meets ``a[2i]``.
+    """
+    bw, br = _base(write.address), _base(read.address)
+    if bw is None or bw != br:
+        return False
+    rw = _residue(_strip_base(write.address, bw))
+    rr = _residue(_strip_base(read.address, br))
+    m = min(rw[0], rr[0], 62)
+    if m <= 0:
+        return False
+    mod = 1 << m
+    diff = (rw[1] - rr[1]) % mod
+    lo, hi = -(write.width - 1), read.width - 1
+    if hi - lo + 1 >= mod:
+        return False
+    return not any((x % mod) == diff for x in range(lo, hi + 1))
+
+
+def _strip_base(address: Term, base: Param) -> Term:
+    inner = address.arg if type(address) is Wrap else address
+    parts = list(inner.args) if type(inner) is Add else [inner]
+    parts.remove(base)
+    from kernelcheck.analysis.terms import add
+    return add(*parts)
+
+
+def _where(a: SymbolicAccess) -> str:
+    line = f", line {a.instr.loc.line}" if a.instr.loc is not None else ""
+    via = f" (inlined from {a.function})" if a.call_path else ""
+    return f"{a.instr.full_opcode} #{a.instr.index}{line}{via}"
+
+
+def _self_clobber(reads, writes) -> tuple[SymbolicAccess, SymbolicAccess] | None:
+    for w in writes:
+        for r in reads:
+            if (r.address == w.address and r.width == w.width and r.call_path == w.call_path
+                    and r.function == w.function and r.instr.index < w.instr.index
+                    and set(r.guard) <= set(w.guard) and set(w.guard) <= set(r.guard)
+                    and not contains(w.address, lambda t: type(t) in (Opaque, Join))):
+                return r, w
+    return None
+
+
+def analyze_kernel(module: Module, function: Function) -> KernelSummary:
+    """Analyze one kernel: its class, the reasons, its accesses and its LaunchCheck.
+
+    Examples
+    --------
+    >>> from kernelcheck.ptx.parser import parse_ptx
+    >>> m = parse_ptx(".version 8.0\\n.target sm_80\\n.address_size 64\\n"
+    ...     ".visible .entry k(.param .u64 k_param_0) { .reg .b64 %rd<3>;"
+    ...     " ld.param.u64 %rd1, [k_param_0]; cvta.to.global.u64 %rd2, %rd1;"
+    ...     " st.global.u32 [%rd2], 7; ret; }")
+    >>> analyze_kernel(m, m.get_function("k")).kernel_class
+    'always'
+    """
+    start = time.perf_counter()
+    sym = symbolic_kernel(module, function)
+    params = tuple((p.name, p.offset, p.size) for p in function.params)
+    if sym.unmodelled:
+        check = LaunchCheck(function.name, function.param_size, (), (), (),
+                            "; ".join(sym.unmodelled))
+        return KernelSummary(function.name, "not_proven", sym.unmodelled, (), check,
+                             seconds=time.perf_counter() - start, params=params)
+    reads = [a for a in sym.accesses if a.kind == "read"]
+    writes = [a for a in sym.accesses if a.kind == "write"]
+    reasons: list[str] = []
+    bad_atomics = []
+    access_rules: dict[int, str] = {}
+    for a in sym.accesses:
+        if a.kind != "atomic":
+            continue
+        ok, rule = atomic_rule(a)
+        access_rules[id(a)] = rule
+        if ok:
+            writes.append(a)
+        else:
+            bad_atomics.append(a)
+            reasons.append(f"{rule} on {_describe_base(a)} at {_where(a)}")
+    unknown_writes = [w for w in writes if _base(w.address) is None and contains(
+        w.address, lambda t: type(t) is Opaque)]
+    builder = ProgramBuilder()
+    records: list[AccessRecord] = []
+    index_of: dict[int, int] = {}
+    for a in sym.accesses:
+        kind = READ if a.kind == "read" else WRITE if a.kind == "write" else (
+            ATOMIC_BAD if a in bad_atomics else ATOMIC_OK)
+        guarded = apply_guards(a.address, a.guard)
+        addr_slot = builder.slot(guarded)
+        base = _base(a.address)
+        indirect = contains(guarded, lambda t: type(t) is Opaque)
+        const_slot, atoms = -1, ()
+        form = affine_form(guarded)
+        if form is not None and not indirect:
+            const_slot = builder.slot(form[0])
+            atoms = tuple((builder.slot(c), builder.slot(t)) for c, t in form[1])
+        index_of[id(a)] = len(records)
+        records.append(AccessRecord(kind, a.width, addr_slot, base.offset if base else -1,
+                                    base.size if base else 0, indirect, const_slot, atoms,
+                                    f"{a.kind} of {_describe_base(a)} ({_where(a)})"))
+    pairs = []
+    for w in writes:
+        for r in reads:
+            if not residue_disjoint(w, r):
+                pairs.append((index_of[id(w)], index_of[id(r)]))
+    clobber = _self_clobber(reads, [w for w in writes if w.kind == "write"])
+    conditions: list[str] = []
+    if unknown_writes:
+        kernel_class = "not_proven"
+        reasons.extend(f"write at an unknown address: {_where(w)}" for w in unknown_writes)
+    elif bad_atomics:
+        kernel_class = "never"
+    elif clobber is not None:
+        kernel_class = "never"
+        r, w = clobber
+        reasons.append(f"{_describe_base(w)}[...] is read ({_where(r)}) and then written "
+                       f"({_where(w)}) at the same address by the same thread")
+    elif not pairs:
+        kernel_class = "always"
+        if not writes:
+            reasons.append("no global write")
+        elif not reads:
+            reasons.append("only global writes, no global read")
+        else:
+            reasons.append("every write is provably disjoint from every read "
+                           "(address residues never meet)")
+    else:
+        kernel_class = "conditional"
+    for w_index, r_index in pairs:
+        w, r = records[w_index], records[r_index]
+        conditions.append(f"not idempotent when the bytes written by {w.label} overlap the "
+                          f"bytes read by {r.label}")
+    if kernel_class == "conditional":
+        reasons.extend(conditions)
+    names = {}
+    accesses = tuple(MemoryAccess(
+        a.kind, a.instr.full_opcode, a.instr.index, a.instr.loc.line if a.instr.loc else None,
+        a.width, render(a.address, names), " && ".join(render(g, names) for g in a.guard),
+        _base(a.address).name if _base(a.address) else None, access_rules.get(id(a), ""))
+        for a in sym.accesses)
+    check = LaunchCheck(function.name, function.param_size, tuple(builder.records),
+                        tuple(records), tuple(pairs),
+                        "; ".join(reasons) if kernel_class == "not_proven" else "")
+    return KernelSummary(function.name, kernel_class, tuple(reasons), accesses, check,
+                         tuple(conditions), time.perf_counter() - start, 0.0, params)
+
+
+def _describe_base(a: SymbolicAccess) -> str:
+    base = _base(a.address)
+    return base.name if base is not None else "an unknown base"
+
+
+def analyze_module(module: Module) -> tuple[KernelSummary, ...]:
+    """:func:`analyze_kernel` for every kernel of ``module``, in order."""
+    return tuple(analyze_kernel(module, k) for k in module.kernels)

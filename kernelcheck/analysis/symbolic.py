@@ -1,0 +1,780 @@
+"""Symbolic evaluation of a kernel: every global (or possibly global) memory access as terms.
+
+The walk visits the blocks of the control-flow graph in reverse post-order, carrying for each
+register the term of its value (:mod:`kernelcheck.analysis.terms`) and the *path guard*: the
+branch conditions known to hold on every path to the block. Soundness rests on three rules:
+
+* **Merges** keep a register's term when every incoming path agrees and otherwise take
+  :class:`~kernelcheck.analysis.terms.Join` of the candidates (the value is one of them); the
+  guard keeps only the literals common to every incoming path (a weaker fact).
+* **Loops**: at a natural-loop header each register the loop defines becomes a
+  :class:`~kernelcheck.analysis.terms.LoopVar`; after the walk, a register whose value at
+  every latch is ``LoopVar + step`` (``step`` loop-invariant) is a basic induction variable
+  ``init + step*k`` with ``k`` the iteration count, every other one is opaque. The iteration
+  count is bounded by an exit test ``x < bound`` in a block that dominates every latch: a
+  further iteration starts only if that test held, whatever other exits the loop has. Guard
+  literals established before the loop stay true in it: they are facts about values the loop
+  does not change.
+* **Device-function calls** are inlined: the ``.param`` call ABI (ISA §9.7.12.4; ``st.param``
+  into call-scope variables, ``call``, ``ld.param`` of the return variable) binds the callee's
+  parameters to the caller's terms and its return value back.
+
+Anything the analysis cannot model that may write memory (indirect calls, surface stores,
+bulk tensor copies, distributed shared memory, unknown opcodes, ...) is reported in
+``unmodelled`` and makes the kernel ``not_proven``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import networkx as nx
+
+from kernelcheck.analysis import semantics
+from kernelcheck.analysis.terms import (
+    Add,
+    Cmp,
+    Const,
+    Iter,
+    Join,
+    LoopVar,
+    Opaque,
+    Param,
+    PConst,
+    PNot,
+    POpaque,
+    Pred,
+    Special,
+    Term,
+    TripMax,
+    add,
+    contains,
+    neg,
+    pred_not,
+    substitute,
+    wrap,
+)
+from kernelcheck.ir.cfg import ENTRY, control_flow_graph
+from kernelcheck.ir.nodes import (
+    Address,
+    Function,
+    Immediate,
+    Instruction,
+    Module,
+    NegatedPredicate,
+    ParenList,
+    PredicatePair,
+    Register,
+    SpecialRegister,
+    Symbol,
+    VectorOperand,
+)
+from kernelcheck.ir.operands import access_width, defs, memory_spaces
+
+__all__ = ["SymbolicAccess", "SymbolicKernel", "symbolic_kernel"]
+
+_THREAD_SPECIALS = {"%tid", "%ntid", "%ctaid", "%nctaid"}
+_MAX_CALL_DEPTH = 8
+# Opcodes that write memory in ways the analysis does not model (surface stores and
+# reductions, bulk and tensor copies, async stores, cluster and tensor-memory operations).
+_UNMODELLED_WRITERS = {"sust", "sured", "tensormap", "tcgen05", "multimem", "mapa",
+                       "getctarank", "cp.reduce", "st.async", "red.async", "wgmma",
+                       "stackrestore", "alloca"}
+# Opcodes with no memory effect and no register value the analysis needs.
+_NO_EFFECT = {"bar", "barrier", "membar", "fence", "ret", "exit", "bra", "brx", "prefetch",
+              "prefetchu", "nanosleep", "pmevent", "trap", "griddepcontrol", "elect",
+              "setmaxnreg", "discard", "applypriority", "createpolicy", "brkpt", "vote",
+              "activemask", "match", "redux", "bfind", "popc", "clz", "brev", "bfe", "bfi",
+              "prmt", "shf", "mul24", "mad24", "sad", "abs", "testp", "copysign", "rcp", "sqrt",
+              "rsqrt", "sin", "cos", "lg2", "ex2", "tanh", "fma", "shfl", "dp4a", "dp2a",
+              "set", "slct", "mma", "cvt", "cvta", "mov", "selp", "add", "sub", "mul", "mad",
+              "div", "rem", "neg", "not", "and", "or", "xor", "shl", "shr", "min", "max",
+              "setp", "ld", "ldu", "st", "atom", "red", "call", "cp", "wmma", "ldmatrix",
+              "stmatrix", "isspacep", "istypep", "szext", "cnot", "lop3", "fns", "bmsk",
+              "movmatrix", "mbarrier", "cp.async", "suq", "txq", "tex", "tld4", "suld",
+              "clusterlaunchcontrol", "alloca", "stacksave"}
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolicAccess:
+    """One global (or possibly global) memory access with its symbolic address.
+
+    ``kind`` is ``read``, ``write`` or ``atomic``; ``address`` the byte address term (a
+    64-bit unsigned wrap); ``guard`` the conjunction of path literals under which it runs;
+    ``value`` the stored value or atomic operand; ``atomic_op`` the ``atom``/``red``
+    operation; ``result_used`` whether an atomic's returned old value is read afterwards;
+    ``call_path`` the indices of the ``call`` instructions it was inlined through.
+    """
+
+    instr: Instruction
+    function: str
+    kind: str
+    space: str
+    address: Term
+    width: int
+    guard: tuple[Pred, ...]
+    value: Term | None = None
+    atomic_op: str | None = None
+    result_used: bool = False
+    call_path: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolicKernel:
+    """The result of :func:`symbolic_kernel`: accesses and what could not be modelled."""
+
+    function: Function
+    accesses: tuple[SymbolicAccess, ...]
+    unmodelled: tuple[str, ...]
+
+
+class _State:
+    __slots__ = ("regs", "preds", "guard", "shared")
+
+    def __init__(self, regs, preds, guard, shared):
+        self.regs = regs
+        self.preds = preds
+        self.guard = guard
+        self.shared = shared
+
+    def copy(self) -> _State:
+        return _State(dict(self.regs), dict(self.preds), self.guard, set(self.shared))
+
+
+def _where(function: Function, instr: Instruction) -> str:
+    line = f" (line {instr.loc.line})" if instr.loc is not None else ""
+    return f"{instr.full_opcode} #{instr.index} in {function.name}{line}"
+
+
+class _Walker:
+    """Symbolic evaluation of one function body (kernels, and callees inlined into them)."""
+
+    def __init__(self, module: Module, function: Function, depth: int, loop_base: int,
+                 param_terms: dict | None, call_path: tuple[int, ...], entry_guard=()):
+        self.module = module
+        self.function = function
+        self.depth = depth
+        self.loop_base = loop_base
+        self.param_terms = param_terms  # callee: name -> {offset: term}; kernel: None
+        self.call_path = call_path
+        self.entry_guard = tuple(entry_guard)
+        self.accesses: list[SymbolicAccess] = []
+        self.unmodelled: list[str] = []
+        self.returns: dict[tuple[str, int], list[Term]] = {}
+        self.callparams: dict[str, dict[int, Term]] = {}
+        self.used_regs = {u for i in function.instructions for u in _register_uses(i)}
+        self.loop_counter = 0
+
+    # ------------------------------------------------------------------ driver
+    def run(self) -> None:
+        function = self.function
+        cfg = control_flow_graph(function)
+        idom = nx.immediate_dominators(cfg, ENTRY)
+        order = [n for n in nx.dfs_postorder_nodes(cfg, ENTRY)][::-1]
+        back = {(u, v) for u, v in cfg.edges if _dominates(idom, v, u)}
+        loops = _natural_loops(cfg, back)
+        out: dict = {}
+        block_of = {b.index: b for b in function.blocks}
+        loop_defs = {h: self._defined_in(body, block_of) for h, body in loops.items()}
+        for node in order:
+            if node in (ENTRY, "exit"):
+                if node == ENTRY:
+                    out[ENTRY] = _State({}, {}, self.entry_guard, set())
+                continue
+            preds = [p for p in cfg.predecessors(node) if (p, node) not in back and p in out]
+            incoming = [self._edge_state(cfg, p, node, out[p]) for p in preds]
+            if not incoming:
+                continue
+            state = _merge(incoming)
+            if node in loops:
+                regs, predicates = loop_defs[node]
+                for name in regs:
+                    state.regs[name] = LoopVar(self.loop_base + node, name)
+                for name in predicates:
+                    state.preds[name] = POpaque(f"loop{node}:{name}")
+            self.block = node
+            for instr in block_of[node].instructions:
+                self._step(instr, state)
+            out[node] = state
+        self.loop_defs = loop_defs
+        mapping = self._resolve_loops(cfg, loops, back, idom, out)
+        if mapping:
+            self._substitute(mapping)
+
+    def _defined_in(self, body, block_of):
+        regs, predicates = set(), set()
+        types = self.function.register_types
+        for b in body:
+            for instr in block_of[b].instructions:
+                for name in defs(instr):
+                    if types.get(name) == "pred":
+                        predicates.add(name)
+                    else:
+                        regs.add(name)
+        return sorted(regs), sorted(predicates)
+
+    def _edge_state(self, cfg, src, dst, state: _State) -> _State:
+        if src == ENTRY:
+            return state
+        block = cfg.nodes[src]["block"]
+        last = block.last
+        kinds = cfg.edges[src, dst]["kinds"]
+        if last is None or last.guard is None or last.opcode not in ("bra", "ret", "exit") or (
+                len(kinds) != 1):
+            return state
+        literal = self._guard_pred(last, state)
+        if "fallthrough" in kinds:
+            literal = pred_not(literal)
+        new = state.copy()
+        new.guard = state.guard + (literal,)
+        return new
+
+    def _guard_pred(self, instr: Instruction, state: _State) -> Pred:
+        p = state.preds.get(instr.guard.register, POpaque(instr.guard.register))
+        return pred_not(p) if instr.guard.negated else p
+
+    # ------------------------------------------------------------------ operands
+    def _value(self, operand, state: _State, bits: int = 64):
+        kind = type(operand)
+        if kind is Register:
+            if operand.name in state.preds:
+                return state.preds[operand.name]
+            return state.regs.get(operand.name, Opaque(f"undef:{operand.name}", bits))
+        if kind is Immediate:
+            return Const(operand.value) if operand.kind == "int" else Opaque("float", bits)
+        if kind is SpecialRegister:
+            if operand.base in _THREAD_SPECIALS or operand.name == "%laneid":
+                return Special(operand.name)
+            return Opaque(operand.name, 32)
+        if kind is NegatedPredicate:
+            return pred_not(state.preds.get(operand.register.name, POpaque("p")))
+        if kind is Symbol:
+            return Opaque(f"&{operand.name}", 64)
+        return Opaque("operand", bits)
+
+    def _address(self, operand: Address, state: _State) -> Term | None:
+        base = operand.base
+        if type(base) is Register:
+            value = state.regs.get(base.name)
+            if value is None:
+                return None
+            return add(value, Const(operand.offset))
+        return None
+
+    # ------------------------------------------------------------------ instructions
+    def _step(self, instr: Instruction, state: _State) -> None:
+        op = instr.opcode
+        if not instr.known:
+            self.unmodelled.append(f"unknown instruction {_where(self.function, instr)}")
+            return
+        full = instr.full_opcode
+        if op in _UNMODELLED_WRITERS or any(full.startswith(w) for w in _UNMODELLED_WRITERS
+                                            if "." in w):
+            self.unmodelled.append(f"unmodelled instruction {_where(self.function, instr)}")
+            return
+        if op not in _NO_EFFECT:
+            self.unmodelled.append(f"unmodelled instruction {_where(self.function, instr)}")
+            return
+        if op == "call":
+            self._call(instr, state)
+            return
+        spaces = memory_spaces(instr)
+        if spaces:
+            self._memory(instr, state, spaces)
+            return
+        if op in ("bra", "brx", "ret", "exit", "bar", "barrier", "membar", "fence", "trap"):
+            return
+        self._define(instr, state)
+
+    def _define(self, instr: Instruction, state: _State) -> None:
+        targets = defs(instr)
+        if not targets:
+            return
+        types = self.function.register_types
+        first = instr.operands[0]
+        srcs = [self._value(o, state) for o in instr.operands[1:]]
+        if instr.opcode == "setp" and type(first) is PredicatePair:
+            p = semantics.compare_predicate(instr, srcs[0], srcs[1]) if len(srcs) >= 2 and all(
+                isinstance(s, Term) for s in srcs[:2]) else POpaque(f"setp@{instr.index}")
+            if len(srcs) == 3 and isinstance(srcs[2], Pred):
+                p = semantics.combine_setp(instr, p, srcs[2])
+            self._assign_pred(instr, state, first.first.name, p)
+            if type(first.second) is Register:
+                self._assign_pred(instr, state, first.second.name, pred_not(p))
+            return
+        if instr.opcode == "setp" and type(first) is Register:
+            p = semantics.compare_predicate(instr, srcs[0], srcs[1]) if all(
+                isinstance(s, Term) for s in srcs[:2]) else POpaque(f"setp@{instr.index}")
+            if len(srcs) == 3 and isinstance(srcs[2], Pred):
+                p = semantics.combine_setp(instr, p, srcs[2])
+            self._assign_pred(instr, state, first.name, p)
+            return
+        if len(targets) == 1 and types.get(targets[0]) == "pred":
+            self._assign_pred(instr, state, targets[0],
+                              semantics.predicate_op(instr, srcs) if all(
+                                  isinstance(s, Pred) for s in srcs) else POpaque("pred"))
+            return
+        value = None
+        if len(targets) == 1 and all(isinstance(s, Term | Pred) for s in srcs):
+            value = semantics.evaluate_instruction(instr, srcs)
+        for name in targets:
+            if types.get(name) == "pred":
+                self._assign_pred(instr, state, name, POpaque(f"{instr.opcode}@{instr.index}"))
+                continue
+            term = value if value is not None else semantics._opaque(
+                instr, srcs, semantics._bits(semantics.instruction_type(instr)))
+            self._assign(instr, state, name, term)
+            if instr.opcode == "cvta" and any(m in ("shared", "local") for m in instr.modifiers) \
+                    and "to" not in instr.modifiers:
+                state.shared.add(name)
+            elif any(type(o) is Register and o.name in state.shared for o in instr.operands[1:]) \
+                    and instr.opcode in ("add", "sub", "mov", "mad", "cvta"):
+                state.shared.add(name)
+            else:
+                state.shared.discard(name)
+
+    def _assign(self, instr, state: _State, name: str, term: Term) -> None:
+        if instr.guard is not None and name in state.regs:
+            term = Join((state.regs[name], term))  # the guarded write may not happen
+        state.regs[name] = term
+
+    def _assign_pred(self, instr, state: _State, name: str, p: Pred) -> None:
+        if instr.guard is not None:
+            p = POpaque(f"guarded@{instr.index}")
+        state.preds[name] = p
+
+    # ------------------------------------------------------------------ memory
+    def _memory(self, instr: Instruction, state: _State, spaces) -> None:
+        op = instr.opcode
+        mods = instr.modifiers
+        if op == "ld" and spaces[0] == "param":
+            self._ld_param(instr, state)
+            return
+        if op == "st" and spaces[0] == "param":
+            address = instr.operands[0]
+            if type(address) is Address and type(address.base) is Symbol:
+                value = self._value(instr.operands[1], state)
+                if self.param_terms is not None and address.base.name.startswith(
+                        self.function.name) or "retval" in address.base.name:
+                    self.returns.setdefault((address.base.name, address.offset), []).append(
+                        value)
+                else:
+                    self.callparams.setdefault(address.base.name, {})[address.offset] = value
+            return
+        if op in ("wmma", "ldmatrix", "stmatrix", "mbarrier") or (
+                op == "cp" and ("bulk" in mods or "tensor" in mods)):
+            if any(s in ("global", "generic") for s in spaces) and op != "ldmatrix" and (
+                    op != "mbarrier"):
+                self.unmodelled.append(
+                    f"unmodelled memory instruction {_where(self.function, instr)}")
+            self._clobber_defs(instr, state)
+            return
+        if "shared::cluster" in mods:
+            self.unmodelled.append(
+                f"distributed shared memory access {_where(self.function, instr)}")
+            return
+        if op == "cp":  # cp.async.{ca,cg}.shared.global [dst], [src], size
+            if len(spaces) > 1 and spaces[1] in ("global", "generic"):
+                src = instr.operands[1]
+                self._record(instr, state, "read", spaces[1], src, access_width(instr), None)
+            return
+        if op in ("prefetch", "prefetchu", "discard", "applypriority"):
+            return
+        space = spaces[0]
+        if op in ("ld", "ldu"):
+            target = instr.operands[1] if len(instr.operands) > 1 else None
+            if space in ("global", "generic") and type(target) is Address:
+                self._record(instr, state, "read", space, target, access_width(instr), None)
+            self._clobber_defs(instr, state, memory=True)
+            return
+        if op == "st":
+            target = instr.operands[0]
+            if space in ("global", "generic"):
+                if type(target) is not Address:
+                    self.unmodelled.append(f"store without address {_where(self.function, instr)}")
+                    return
+                value = self._value(instr.operands[-1], state)
+                self._record(instr, state, "write", space, target, access_width(instr), value)
+            return
+        if op in ("atom", "red"):
+            is_red = op == "red"
+            target = instr.operands[0 if is_red else 1]
+            if space in ("global", "generic"):
+                operands = instr.operands[1:] if is_red else instr.operands[2:]
+                value = [self._value(o, state) for o in operands]
+                atomic = next((m for m in mods if m in _ATOMIC_OPS), "unknown")
+                used = (not is_red and type(instr.operands[0]) is Register and
+                        instr.operands[0].name in self.used_regs)
+                self._record(instr, state, "atomic", space, target, access_width(instr),
+                             tuple(value), atomic, used)
+            if not is_red:
+                self._clobber_defs(instr, state, memory=True)
+            return
+        self._clobber_defs(instr, state, memory=True)
+
+    def _clobber_defs(self, instr, state: _State, memory: bool = True) -> None:
+        for name in defs(instr):
+            if self.function.register_types.get(name) == "pred":
+                state.preds[name] = POpaque(f"{instr.opcode}@{instr.index}")
+            else:
+                self._assign(instr, state, name, Opaque(
+                    f"{instr.opcode}@{instr.index}", 64, memory))
+                state.shared.discard(name)
+
+    def _ld_param(self, instr: Instruction, state: _State) -> None:
+        address = instr.operands[1]
+        width = access_width(instr) or 8
+        target = instr.operands[0]
+        names = [target.name] if type(target) is Register else [
+            e.name for e in getattr(target, "elements", ()) if type(e) is Register]
+        if type(address) is not Address or type(address.base) is not Symbol:
+            for name in names:
+                self._assign(instr, state, name, Opaque(f"ld.param@{instr.index}", 64))
+            return
+        symbol = address.base.name
+        for k, name in enumerate(names):
+            offset = address.offset + k * width
+            term: Term | None = None
+            param = self.function.get_param(symbol)
+            if self.param_terms is None and param is not None:
+                field = symbol if offset == 0 else f"{symbol}+{offset}"
+                term = Param(field, param.offset + offset, width)
+            elif self.param_terms is not None and symbol in self.param_terms:
+                term = self.param_terms[symbol].get(offset)
+            elif (symbol, offset) in self.last_returns:
+                values = self.last_returns[(symbol, offset)]
+                term = values[0] if len(set(values)) == 1 else Join(tuple(values))
+            if term is None:
+                term = Opaque(f"ld.param@{instr.index}", width * 8)
+            self._assign(instr, state, name, term)
+
+    last_returns: dict = {}
+
+    def _record(self, instr, state: _State, kind, space, operand, width, value,
+                atomic_op=None, used=False) -> None:
+        if space == "generic" and type(operand) is Address and type(operand.base) is Register \
+                and operand.base.name in state.shared:
+            return  # generic address derived from a shared/local window: not global
+        if type(operand) is Address and type(operand.base) is Symbol:
+            decl = next((v for v in self.module.variables if v.name == operand.base.name), None)
+            if decl is not None and decl.space in ("shared", "local", "const"):
+                return
+            if decl is None and any(v.name == operand.base.name and v.space in (
+                    "shared", "local") for v in self.function.local_variables):
+                return
+        address = self._address(operand, state) if type(operand) is Address else None
+        if address is None:
+            address = Opaque(f"address@{instr.index}", 64)
+        guard = state.guard
+        if instr.guard is not None:
+            guard = guard + (self._guard_pred(instr, state),)
+        self.accesses.append(SymbolicAccess(
+            instr, self.function.name, kind, space, wrap(address, 64, False), width or 0,
+            guard, value, atomic_op, used, self.call_path))
+
+    # ------------------------------------------------------------------ calls
+    def _call(self, instr: Instruction, state: _State) -> None:
+        operands = instr.operands
+        rets: tuple = ()
+        if operands and type(operands[0]) is ParenList:
+            rets, operands = operands[0].elements, operands[1:]
+        if not operands or type(operands[0]) is not Symbol:
+            self.unmodelled.append(f"indirect call {_where(self.function, instr)}")
+            return
+        try:
+            callee = self.module.get_function(operands[0].name)
+        except KeyError:
+            callee = None
+        if callee is None or callee.body is None:
+            self.unmodelled.append(
+                f"call of {operands[0].name} without a body {_where(self.function, instr)}")
+            return
+        if self.depth >= _MAX_CALL_DEPTH:
+            self.unmodelled.append(f"call depth over {_MAX_CALL_DEPTH} at "
+                                   f"{_where(self.function, instr)}")
+            return
+        args = operands[1].elements if len(operands) > 1 and type(
+            operands[1]) is ParenList else ()
+        bindings: dict[str, dict[int, Term]] = {}
+        for param, arg in zip(callee.params, args, strict=False):
+            if type(arg) is Symbol:
+                bindings[param.name] = dict(self.callparams.get(arg.name, {}))
+        guard = state.guard + ((self._guard_pred(instr, state),) if instr.guard else ())
+        inner = _Walker(self.module, callee, self.depth + 1,
+                        self.loop_base + 1000 * (instr.index + 1) * (self.depth + 1) * 7,
+                        bindings, self.call_path + (instr.index,), guard)
+        inner.run()
+        self.accesses.extend(inner.accesses)
+        self.unmodelled.extend(inner.unmodelled)
+        returns: dict = {}
+        for ret_param, ret_arg in zip(callee.return_params, rets, strict=False):
+            for (name, offset), values in inner.returns.items():
+                if name == ret_param.name and type(ret_arg) is Symbol:
+                    returns[(ret_arg.name, offset)] = values
+        self.last_returns = returns
+        self.callparams = {}
+
+    # ------------------------------------------------------------------ loops
+    def _resolve_loops(self, cfg, loops, back, idom, out) -> dict:
+        mapping: dict = {}
+        ivs: dict = {}
+        for header in loops:
+            latches = [u for (u, v) in back if v == header]
+            if any(latch not in out for latch in latches) or header not in out:
+                continue
+            key = self.loop_base + header
+            for name in self.loop_defs[header][0]:
+                var = LoopVar(key, name)
+                latch_values = [out[latch].regs.get(name) for latch in latches]
+                step = _step_of(var, latch_values, key)
+                init = _init_of(cfg, header, back, out, name)
+                if step is None or init is None:
+                    memory = any(v is not None and semantics.is_memory_value(v)
+                                 for v in latch_values)
+                    mapping[var] = Opaque(f"loop-carried {name} at block {header}", 64, memory)
+                else:
+                    ivs[var] = (init, step)
+        # Trip counts from exit tests.
+        trips: dict = {}
+        for header, body in loops.items():
+            key = self.loop_base + header
+            latches = [u for (u, v) in back if v == header]
+            trips[key] = self._tripmax(cfg, header, body, latches, idom, out, key, ivs)
+        caps: dict = {}
+        for var, (init, step) in ivs.items():
+            k = Iter(var.header, trips.get(var.header, (None, None))[0])
+            value = add(init, _mul(step, k))
+            cap = trips.get(var.header, (None, None))[1]
+            if cap is not None and cap[0] == var:
+                bound = cap[1]
+                from kernelcheck.analysis.terms import Bound
+                value = Join((init, Bound(value, None, add(bound, Const(-1)))))
+                caps[var] = value
+            mapping[var] = value
+        # Resolve nested references (outer loop variables inside inner inits and steps).
+        for _ in range(8):
+            changed = False
+            for var, value in list(mapping.items()):
+                if contains(value, lambda t: type(t) is LoopVar):
+                    mapping[var] = substitute(value, mapping)
+                    changed = True
+            if not changed:
+                break
+        for var, value in list(mapping.items()):
+            if contains(value, lambda t: type(t) is LoopVar):
+                mapping[var] = Opaque(f"unresolved loop value {var.register}", 64)
+        return mapping
+
+    def _tripmax(self, cfg, header, body, latches, idom, out, key, ivs):
+        """``(tripmax term, (iv var, bound) or None)`` from an exit test dominating the latches."""
+        for block in sorted(body):
+            if block not in out or not all(_dominates(idom, block, la) for la in latches):
+                continue
+            succs = list(cfg.successors(block))
+            inside = [s for s in succs if s in body]
+            outside = [s for s in succs if s not in body]
+            if len(inside) != 1 or not outside:
+                continue
+            last = cfg.nodes[block]["block"].last
+            if last is None or last.guard is None or last.opcode != "bra":
+                continue
+            stay = self._edge_state(cfg, block, inside[0], out[block]).guard[-1:]
+            if not stay:
+                continue
+            shape = _less_than(stay[0], key)
+            if shape is None:
+                continue
+            x, bound = shape
+            found = _iv_offset(x, ivs, key)
+            if found is None:
+                continue
+            var, c = found
+            init, step = ivs[var]
+            trip = TripMax(add(init, c), step, bound.b if False else bound, x.bits, x.signed)
+            cap = (var, bound) if c == step else None
+            return trip, cap
+        return None, None
+
+    def _substitute(self, mapping: dict) -> None:
+        new = []
+        for a in self.accesses:
+            value = a.value
+            if isinstance(value, tuple):
+                value = tuple(substitute(v, mapping) if isinstance(v, Term) else v
+                              for v in value)
+            elif value is not None and isinstance(value, Term):
+                value = substitute(value, mapping)
+            new.append(SymbolicAccess(
+                a.instr, a.function, a.kind, a.space, substitute(a.address, mapping), a.width,
+                tuple(substitute(g, mapping) for g in a.guard), value, a.atomic_op,
+                a.result_used, a.call_path))
+        self.accesses = new
+
+
+_ATOMIC_OPS = ("add", "sub", "inc", "dec", "cas", "exch", "max", "min", "and", "or", "xor")
+
+
+def _mul(a: Term, b: Term) -> Term:
+    from kernelcheck.analysis.terms import mul
+    return mul(a, b)
+
+
+def _register_uses(instr: Instruction) -> list[str]:
+    from kernelcheck.ir.operands import uses
+    return list(uses(instr))
+
+
+def _dominates(idom: dict, a, b) -> bool:
+    while True:
+        if a == b:
+            return True
+        parent = idom.get(b)
+        if parent is None or parent == b:
+            return False
+        b = parent
+
+
+def _natural_loops(cfg: nx.DiGraph, back) -> dict[int, frozenset]:
+    loops: dict[int, set] = {}
+    for latch, header in back:
+        body = loops.setdefault(header, {header})
+        stack = [latch]
+        while stack:
+            node = stack.pop()
+            if node in body:
+                continue
+            body.add(node)
+            stack.extend(p for p in cfg.predecessors(node) if p != ENTRY)
+    return {h: frozenset(b) for h, b in loops.items()}
+
+
+def _merge(states: list[_State]) -> _State:
+    if len(states) == 1:
+        return states[0].copy()
+    regs: dict = {}
+    names = set().union(*(s.regs for s in states))
+    for name in names:
+        values = []
+        for s in states:
+            v = s.regs.get(name)
+            if v is not None and v not in values:
+                values.append(v)
+        regs[name] = values[0] if len(values) == 1 else Join(tuple(values))
+    preds: dict = {}
+    for name in set().union(*(s.preds for s in states)):
+        values = [s.preds.get(name) for s in states]
+        preds[name] = values[0] if all(v == values[0] for v in values) else POpaque(name)
+    guard = tuple(g for g in states[0].guard if all(g in s.guard for s in states[1:]))
+    shared = set.intersection(*(s.shared for s in states))
+    return _State(regs, preds, guard, shared)
+
+
+def _step_of(var: LoopVar, latch_values, key: int) -> Term | None:
+    steps = []
+    for value in latch_values:
+        if value is None:
+            return None
+        if value == var:
+            steps.append(Const(0))
+            continue
+        if type(value) is not Add or var not in value.args:
+            return None
+        rest = list(value.args)
+        rest.remove(var)
+        step = add(*rest)
+        if contains(step, lambda t: type(t) is LoopVar and t.header == key):
+            return None
+        steps.append(step)
+    if not steps or any(s != steps[0] for s in steps):
+        return None
+    return steps[0]
+
+
+def _init_of(cfg, header, back, out, name) -> Term | None:
+    values = []
+    for p in cfg.predecessors(header):
+        if (p, header) in back:
+            continue
+        if p not in out:
+            continue
+        v = out[p].regs.get(name)
+        if v is None:
+            v = Opaque(f"undef:{name}", 64)
+        if v not in values:
+            values.append(v)
+    if not values:
+        return None
+    return values[0] if len(values) == 1 else Join(tuple(values))
+
+
+def _less_than(literal: Pred, key: int):
+    """``(x, bound)`` when ``literal`` says ``x < bound`` with ``x`` varying in loop ``key``."""
+    if type(literal) is PNot or type(literal) is not Cmp:
+        return None
+
+    def varies(t):
+        return contains(t, lambda n: type(n) is LoopVar and n.header == key)
+
+    a, b, op = literal.a, literal.b, literal.op
+    if op in ("gt", "ge"):
+        a, b, op = b, a, {"gt": "lt", "ge": "le"}[op]
+    if op not in ("lt", "le") or not varies(a) or varies(b):
+        return None
+    from kernelcheck.analysis.terms import Wrap
+    if type(a) is not Wrap:
+        return None
+    bound = b if op == "lt" else add(b, Const(1))
+    return a, bound
+
+
+def _iv_offset(x, ivs: dict, key: int):
+    """``(iv var, c)`` when the wrapped value ``x`` is ``iv + c`` with ``c`` loop-invariant."""
+    inner = x.arg
+    parts = inner.args if type(inner) is Add else (inner,)
+    for var in ivs:
+        if var.header != key or var not in parts:
+            continue
+        rest = list(parts)
+        rest.remove(var)
+        c = add(*rest)
+        if contains(c, lambda n: type(n) is LoopVar and n.header == key):
+            continue
+        return var, c
+    # x may be the updated value of an IV: iv + step folded into one sum.
+    return None
+
+
+def symbolic_kernel(module: Module, function: Function) -> SymbolicKernel:
+    """Symbolically evaluate ``function`` (a kernel) and collect its global accesses.
+
+    Parameters
+    ----------
+    module : Module
+        The module holding ``function`` and the device functions it calls.
+    function : Function
+        A ``.entry`` with a body.
+
+    Returns
+    -------
+    SymbolicKernel
+        Accesses with address terms, guards and values; ``unmodelled`` lists what the
+        analysis cannot model (each is a reason the kernel is not proven).
+
+    Examples
+    --------
+    >>> from kernelcheck.ptx.parser import parse_ptx
+    >>> m = parse_ptx(".version 8.0\\n.target sm_80\\n.address_size 64\\n"
+    ...     ".visible .entry k(.param .u64 k_param_0) { .reg .b64 %rd<3>; .reg .b32 %r<2>;"
+    ...     " ld.param.u64 %rd1, [k_param_0]; cvta.to.global.u64 %rd2, %rd1;"
+    ...     " st.global.u32 [%rd2], 7; ret; }")
+    >>> [a.kind for a in symbolic_kernel(m, m.get_function("k")).accesses]
+    ['write']
+    """
+    walker = _Walker(module, function, 0, 0, None, ())
+    walker.last_returns = {}
+    walker.run()
+    unmodelled = tuple(dict.fromkeys(walker.unmodelled))
+    return SymbolicKernel(function, tuple(walker.accesses), unmodelled)
+
+
+_ = (neg, Special, VectorOperand, PConst)

@@ -1,0 +1,508 @@
+"""The term language of symbolic addresses and predicates.
+
+A :class:`Term` denotes a mathematical integer. The bit pattern a PTX register holds is
+always *congruent* to the term of its value modulo ``2**width`` of the register: ``add``,
+``sub``, ``mul.lo``, ``mad.lo`` and ``shl`` are exact modulo ``2**width`` (PTX ISA §9.7.1),
+so the term ``a + b`` is congruent to what ``add.s32`` leaves in its destination whatever
+the overflow. Wherever the machine *interprets* a bit pattern (a signed or unsigned compare,
+``mul.wide``, ``cvt`` widening, a 64-bit address), the analysis inserts
+:class:`Wrap` ``(t, bits, signed)``: the unique integer congruent to ``t`` in the signed range
+``[-2**(bits-1), 2**(bits-1))`` or the unsigned range ``[0, 2**bits)``. That keeps the
+arithmetic affine where it is and makes every overflow visible in one kind of node, which the
+launch-time evaluator checks (see :mod:`kernelcheck.launch.evaluate`).
+
+Leaves: :class:`Const`, :class:`Param` (bytes of the parameter buffer), :class:`Special`
+(``%tid.x``, ``%ntid.x``, ...), :class:`Opaque` (a value the analysis does not model, e.g.
+loaded from memory), :class:`Iter` (the iteration count of a natural loop) and
+:class:`LoopVar` (a loop-carried register before its induction variable is resolved).
+
+:class:`Bound` ``(t, lo, hi)`` records a path-guard fact: on every execution under
+consideration, the value of ``t`` lies in ``[lo, hi]``. It is how ``if (i < n)`` narrows the
+threads that perform an access. :class:`TripMax` is the largest iteration count of a loop.
+
+Predicates (:class:`Cmp`, :class:`PNot`, :class:`PAnd`, :class:`POr`, :class:`PConst`,
+:class:`POpaque`) describe ``setp`` results and branch conditions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "Term", "Const", "Param", "Special", "Opaque", "LoopVar", "Iter", "TripMax", "Add",
+    "Mul", "Wrap", "Min", "Max", "Join", "Div", "Rem", "Shr", "BitAnd", "BitOr", "BitXor",
+    "Bound", "Pred", "Cmp", "PNot", "PAnd", "POr", "PConst", "POpaque", "THREAD_VARS",
+    "DIMS", "add", "mul", "neg", "wrap", "const", "contains", "substitute", "is_launch_constant",
+    "render", "pred_not",
+]
+
+#: Special registers whose value differs between the threads of one launch, with the
+#: dimension that bounds each (``None``: a fixed bound given in the evaluator).
+THREAD_VARS = ("%tid.x", "%tid.y", "%tid.z", "%ctaid.x", "%ctaid.y", "%ctaid.z", "%laneid")
+#: Special registers fixed for the whole launch.
+DIMS = ("%ntid.x", "%ntid.y", "%ntid.z", "%nctaid.x", "%nctaid.y", "%nctaid.z")
+
+
+class Term:
+    """Base class of integer terms."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Const(Term):
+    value: int
+
+
+@dataclass(frozen=True, slots=True)
+class Param(Term):
+    """``size`` bytes of the parameter buffer at ``offset``, as an unsigned integer.
+
+    ``name`` is the PTX parameter name (plus ``+k`` for a field of a struct parameter).
+    """
+
+    name: str
+    offset: int
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class Special(Term):
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Opaque(Term):
+    """A value the analysis does not model; ``tag`` names its origin, ``bits`` its width.
+
+    ``memory`` is true when the value was loaded from memory (or depends on such a load).
+    """
+
+    tag: str
+    bits: int = 64
+    memory: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class LoopVar(Term):
+    """The value of ``register`` at the header of loop ``header`` (resolved later)."""
+
+    header: int
+    register: str
+
+
+@dataclass(frozen=True, slots=True)
+class TripMax(Term):
+    """The largest iteration count (0-based) of a loop that continues while ``x < bound``.
+
+    ``x0`` is the tested value in iteration 0 and ``step`` its increase per iteration; the
+    test is ``Wrap(x, bits, signed) < bound`` (``bound`` already wrapped). Evaluation proves
+    no tested value wraps, else the model is invalid for the instance.
+    """
+
+    x0: Term
+    step: Term
+    bound: Term
+    bits: int
+    signed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Iter(Term):
+    """The 0-based iteration count of loop ``header``, in ``[0, tripmax]``."""
+
+    header: int
+    tripmax: Term | None
+
+
+@dataclass(frozen=True, slots=True)
+class Add(Term):
+    args: tuple[Term, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Mul(Term):
+    args: tuple[Term, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Wrap(Term):
+    arg: Term
+    bits: int
+    signed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Min(Term):
+    a: Term
+    b: Term
+
+
+@dataclass(frozen=True, slots=True)
+class Max(Term):
+    a: Term
+    b: Term
+
+
+@dataclass(frozen=True, slots=True)
+class Join(Term):
+    """A value that is one of ``args`` (a merge of control-flow paths)."""
+
+    args: tuple[Term, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Div(Term):
+    """Integer division truncating toward zero (``div.s32``/``div.u32`` of wrapped values)."""
+
+    a: Term
+    b: Term
+
+
+@dataclass(frozen=True, slots=True)
+class Rem(Term):
+    a: Term
+    b: Term
+
+
+@dataclass(frozen=True, slots=True)
+class Shr(Term):
+    """``floor(a / 2**k)`` of the (already wrapped) value ``a``."""
+
+    a: Term
+    k: int
+
+
+@dataclass(frozen=True, slots=True)
+class BitAnd(Term):
+    a: Term
+    b: Term
+
+
+@dataclass(frozen=True, slots=True)
+class BitOr(Term):
+    a: Term
+    b: Term
+
+
+@dataclass(frozen=True, slots=True)
+class BitXor(Term):
+    a: Term
+    b: Term
+
+
+@dataclass(frozen=True, slots=True)
+class Bound(Term):
+    """``arg`` whose value is known to lie in ``[lo, hi]`` (either side may be ``None``)."""
+
+    arg: Term
+    lo: Term | None
+    hi: Term | None
+
+
+# ----------------------------------------------------------------------------- predicates
+
+
+class Pred:
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Cmp(Pred):
+    """``a op b`` with ``op`` in ``lt le gt ge eq ne``, over already wrapped operands."""
+
+    op: str
+    a: Term
+    b: Term
+
+
+@dataclass(frozen=True, slots=True)
+class PNot(Pred):
+    p: Pred
+
+
+@dataclass(frozen=True, slots=True)
+class PAnd(Pred):
+    a: Pred
+    b: Pred
+
+
+@dataclass(frozen=True, slots=True)
+class POr(Pred):
+    a: Pred
+    b: Pred
+
+
+@dataclass(frozen=True, slots=True)
+class PConst(Pred):
+    value: bool
+
+
+@dataclass(frozen=True, slots=True)
+class POpaque(Pred):
+    tag: str
+
+
+_NEGATE = {"lt": "ge", "le": "gt", "gt": "le", "ge": "lt", "eq": "ne", "ne": "eq"}
+
+
+def pred_not(p: Pred) -> Pred:
+    """The negation of ``p``, pushed through comparisons and double negations."""
+    if type(p) is PNot:
+        return p.p
+    if type(p) is Cmp:
+        return Cmp(_NEGATE[p.op], p.a, p.b)
+    if type(p) is PConst:
+        return PConst(not p.value)
+    return PNot(p)
+
+
+# ----------------------------------------------------------------------------- builders
+
+
+def const(value: int) -> Const:
+    return Const(int(value))
+
+
+def add(*terms: Term) -> Term:
+    """The sum of ``terms``: nested sums flattened, constants folded, zeros dropped.
+
+    >>> render(add(Param("n", 8, 4), Const(1), Const(2)))
+    'n + 3'
+    """
+    flat: list[Term] = []
+    total = 0
+    stack = list(reversed(terms))
+    while stack:
+        t = stack.pop()
+        if type(t) is Add:
+            stack.extend(reversed(t.args))
+        elif type(t) is Const:
+            total += t.value
+        else:
+            flat.append(t)
+    if total:
+        flat.append(Const(total))
+    if not flat:
+        return Const(0)
+    if len(flat) == 1:
+        return flat[0]
+    return Add(tuple(flat))
+
+
+def mul(*terms: Term) -> Term:
+    """The product of ``terms``: constants folded, a constant factor first.
+
+    >>> render(mul(Const(4), Special("%tid.x"), Const(2)))
+    '8*%tid.x'
+    """
+    flat: list[Term] = []
+    factor = 1
+    stack = list(reversed(terms))
+    while stack:
+        t = stack.pop()
+        if type(t) is Mul:
+            stack.extend(reversed(t.args))
+        elif type(t) is Const:
+            factor *= t.value
+        else:
+            flat.append(t)
+    if factor == 0:
+        return Const(0)
+    if not flat:
+        return Const(factor)
+    if factor == 1:
+        return flat[0] if len(flat) == 1 else Mul(tuple(flat))
+    return Mul((Const(factor), *flat))
+
+
+def neg(term: Term) -> Term:
+    return mul(Const(-1), term)
+
+
+def wrap(term: Term, bits: int, signed: bool) -> Term:
+    """``Wrap(term, bits, signed)`` with constants folded and redundant wraps removed."""
+    if type(term) is Const:
+        v = term.value & ((1 << bits) - 1)
+        if signed and v >> (bits - 1):
+            v -= 1 << bits
+        return Const(v)
+    if type(term) is Wrap and term.bits <= bits and (term.signed == signed or (
+            not term.signed and term.bits < bits)):
+        # An unsigned value of fewer bits fits both interpretations of a wider width; a
+        # wrap of the same signedness and no more bits already lies in range.
+        return term
+    if type(term) is Param and not signed and term.size * 8 <= bits:
+        return term
+    if type(term) is Special and (bits >= 32 and not signed or bits > 32):
+        return term  # special registers are 32-bit unsigned values (ISA §10)
+    if type(term) is Opaque and not signed and term.bits <= bits:
+        return term
+    if type(term) is Bound and type(term.arg) is Wrap and term.arg.bits <= bits and (
+            term.arg.signed == signed or not term.arg.signed and term.arg.bits < bits):
+        return term
+    return Wrap(term, bits, signed)
+
+
+# ----------------------------------------------------------------------------- traversal
+
+
+def _children(t) -> tuple:
+    kind = type(t)
+    if kind in (Add, Mul, Join):
+        return t.args
+    if kind is Wrap:
+        return (t.arg,)
+    if kind is Bound:
+        return tuple(x for x in (t.arg, t.lo, t.hi) if x is not None)
+    if kind in (Min, Max, Div, Rem, BitAnd, BitOr, BitXor, Cmp, PAnd, POr):
+        return (t.a, t.b)
+    if kind is Shr:
+        return (t.a,)
+    if kind is PNot:
+        return (t.p,)
+    if kind is Iter:
+        return (t.tripmax,) if t.tripmax is not None else ()
+    if kind is TripMax:
+        return (t.x0, t.step, t.bound)
+    return ()
+
+
+def contains(term, predicate) -> bool:
+    """Whether some node of ``term`` (a term or predicate) satisfies ``predicate``."""
+    stack = [term]
+    seen: set[int] = set()
+    while stack:
+        t = stack.pop()
+        if id(t) in seen:
+            continue
+        seen.add(id(t))
+        if predicate(t):
+            return True
+        stack.extend(_children(t))
+    return False
+
+
+def is_launch_constant(term) -> bool:
+    """Whether ``term`` has one value for the whole launch (params, dims and constants)."""
+    return not contains(term, lambda t: type(t) in (Opaque, LoopVar, Iter, Join) or (
+        type(t) is Special and t.name not in DIMS))
+
+
+def substitute(term, mapping: dict):
+    """``term`` with every node found in ``mapping`` replaced (bottom-up, memoised)."""
+    memo: dict[int, object] = {}
+
+    def go(t):
+        if t is None:
+            return None
+        key = id(t)
+        if key in memo:
+            return memo[key]
+        if t in mapping:
+            out = mapping[t]
+        else:
+            out = _rebuild(t, go)
+        memo[key] = out
+        return out
+
+    return go(term)
+
+
+def _rebuild(t, go):
+    kind = type(t)
+    if kind is Add:
+        return add(*(go(a) for a in t.args))
+    if kind is Mul:
+        return mul(*(go(a) for a in t.args))
+    if kind is Join:
+        return Join(tuple(go(a) for a in t.args))
+    if kind is Wrap:
+        return wrap(go(t.arg), t.bits, t.signed)
+    if kind is Bound:
+        return Bound(go(t.arg), go(t.lo), go(t.hi))
+    if kind in (Min, Max, Div, Rem, BitAnd, BitOr, BitXor, Cmp):
+        a, b = go(t.a), go(t.b)
+        return kind(t.op, a, b) if kind is Cmp else kind(a, b)
+    if kind in (PAnd, POr):
+        return kind(go(t.a), go(t.b))
+    if kind is Shr:
+        return Shr(go(t.a), t.k)
+    if kind is PNot:
+        return PNot(go(t.p))
+    if kind is Iter:
+        return Iter(t.header, go(t.tripmax))
+    if kind is TripMax:
+        return TripMax(go(t.x0), go(t.step), go(t.bound), t.bits, t.signed)
+    return t
+
+
+# ----------------------------------------------------------------------------- printing
+
+
+def render(term, names: dict[str, str] | None = None) -> str:
+    """A compact C-like rendering of a term or predicate, for reasons and reports.
+
+    ``names`` maps PTX parameter names to source names.
+    """
+    names = names or {}
+    kind = type(term)
+    if kind is Const:
+        return str(term.value) if abs(term.value) < 1 << 16 else hex(term.value)
+    if kind is Param:
+        return names.get(term.name, term.name)
+    if kind is Special:
+        return term.name
+    if kind is Opaque:
+        return f"?{term.tag}"
+    if kind is LoopVar:
+        return f"loop{term.header}:{term.register}"
+    if kind is Iter:
+        return f"k{term.header}"
+    if kind is TripMax:
+        return f"tripmax({render(term.x0, names)} < {render(term.bound, names)})"
+    if kind is Add:
+        out = render(term.args[0], names)
+        for a in term.args[1:]:
+            if type(a) is Const and a.value < 0:
+                out += f" - {render(Const(-a.value), names)}"
+            elif type(a) is Mul and type(a.args[0]) is Const and a.args[0].value < 0:
+                out += f" - {render(mul(Const(-1), a), names)}"
+            else:
+                out += f" + {render(a, names)}"
+        return out
+    if kind is Mul:
+        return "*".join(_paren(a, names) for a in term.args)
+    if kind is Wrap:
+        return render(term.arg, names) if type(term.arg) is not Add else (
+            f"({render(term.arg, names)})")
+    if kind is Bound:
+        return render(term.arg, names)
+    if kind in (Min, Max):
+        return f"{kind.__name__.lower()}({render(term.a, names)}, {render(term.b, names)})"
+    if kind is Join:
+        return "one of(" + ", ".join(render(a, names) for a in term.args) + ")"
+    if kind in (Div, Rem, BitAnd, BitOr, BitXor):
+        op = {Div: "/", Rem: "%", BitAnd: "&", BitOr: "|", BitXor: "^"}[kind]
+        return f"{_paren(term.a, names)} {op} {_paren(term.b, names)}"
+    if kind is Shr:
+        return f"{_paren(term.a, names)} >> {term.k}"
+    if kind is Cmp:
+        op = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}[term.op]
+        return f"{render(term.a, names)} {op} {render(term.b, names)}"
+    if kind is PNot:
+        return f"!({render(term.p, names)})"
+    if kind is PAnd:
+        return f"{render(term.a, names)} && {render(term.b, names)}"
+    if kind is POr:
+        return f"({render(term.a, names)} || {render(term.b, names)})"
+    if kind is PConst:
+        return "true" if term.value else "false"
+    if kind is POpaque:
+        return f"?{term.tag}"
+    return repr(term)
+
+
+def _paren(t, names) -> str:
+    text = render(t, names)
+    return f"({text})" if type(t) in (Add, Div, Rem, BitAnd, BitOr, BitXor) else text

@@ -1,0 +1,1 @@
+"""LaunchCheck: the per-kernel launch-time idempotency predicate, its formats and evaluator."""

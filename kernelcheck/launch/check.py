@@ -1,0 +1,166 @@
+"""The LaunchCheck: a kernel's per-launch idempotency predicate, and its serialized forms.
+
+A :class:`LaunchCheck` is computed once per kernel by :mod:`kernelcheck.analysis` and
+evaluated at every launch (:mod:`kernelcheck.launch.evaluate`) from the raw parameter buffer
+and the grid and block dimensions. It holds:
+
+* ``program``: a flat SSA program of interval operations. Record ``k`` computes slot ``k``
+  from earlier slots (``OP_*`` below); each slot evaluates to a set of integers (a union of
+  closed ranges, possibly empty) or "invalid" (the affine model does not hold for the
+  instance, e.g. an index may wrap around).
+* ``accesses``: one record per global access: kind, width, the slot of its byte address, the
+  parameter its base pointer comes from, whether it is indirect (depends on memory
+  contents), and its affine form (a constant slot plus up to four (coefficient, atom) slot
+  pairs) for the exact lattice test.
+* ``pairs``: (write, read) access indices whose byte sets may overlap.
+* ``not_proven``: when non-empty, every instance is ``not_proven`` for that reason.
+
+Binary layout (little-endian, no pointers, fixed-size records), read by the C shim::
+
+    header   8s  magic b"KCLCHK\\0\\1"          (format version 1 in the last byte)
+             u32 n_program  u32 n_accesses  u32 n_pairs  u32 flags (bit 0: not_proven)
+    program  n_program  x 5 x i64: op, a, b, c, d
+    accesses n_accesses x 16 x i64: kind, width, addr_slot, base_offset, base_size,
+             indirect, const_slot, n_atoms, coef0, atom0, coef1, atom1, coef2, atom2,
+             coef3, atom3   (unused pairs are -1)
+    pairs    n_pairs    x 2 x i32: write_index, read_index
+
+All slot references point to earlier records; -1 means "none".
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from dataclasses import dataclass
+
+__all__ = [
+    "FORMAT_VERSION", "LaunchCheck", "AccessRecord", "OPS", "READ", "WRITE", "ATOMIC_OK",
+    "ATOMIC_BAD", "DIM_NAMES", "TVAR_NAMES",
+]
+
+FORMAT_VERSION = 1
+_MAGIC = b"KCLCHK\x00\x01"
+
+#: Operation codes of program records (op, a, b, c, d).
+OPS = {
+    "CONST": 0,    # c = value
+    "PARAM": 1,    # a = byte offset, b = size: unsigned little-endian integer
+    "DIM": 2,      # a = index into DIM_NAMES
+    "TVAR": 3,     # a = index into TVAR_NAMES: [0, dim - 1] (laneid: [0, 31])
+    "OPAQUE": 4,   # a = bits: [0, 2**bits - 1]
+    "ADD": 5, "MUL": 6,
+    "WRAP": 7,     # a = slot, b = bits, c = signed
+    "MIN": 8, "MAX": 9, "JOIN": 10, "DIV": 11, "REM": 12,
+    "SHR": 13,     # a = slot, b = shift
+    "AND": 14, "OR": 15, "XOR": 16,
+    "BOUND": 17,   # a = slot, b = lower-bound slot or -1, c = upper-bound slot or -1
+    "ITER": 18,    # a = TRIPMAX slot or -1 (unbounded)
+    "TRIPMAX": 19,  # a = x0 slot, b = step slot, c = bound slot, d = bits | signed << 8
+}
+DIM_NAMES = ("%ntid.x", "%ntid.y", "%ntid.z", "%nctaid.x", "%nctaid.y", "%nctaid.z")
+TVAR_NAMES = ("%tid.x", "%tid.y", "%tid.z", "%ctaid.x", "%ctaid.y", "%ctaid.z", "%laneid")
+
+READ, WRITE, ATOMIC_OK, ATOMIC_BAD = 0, 1, 2, 3
+_KIND_NAMES = ("read", "write", "atomic_idempotent", "atomic_non_idempotent")
+
+
+@dataclass(frozen=True, slots=True)
+class AccessRecord:
+    """One global access of a :class:`LaunchCheck` (see the module documentation)."""
+
+    kind: int
+    width: int
+    addr_slot: int
+    base_offset: int = -1
+    base_size: int = 0
+    indirect: bool = False
+    const_slot: int = -1
+    atoms: tuple[tuple[int, int], ...] = ()
+    label: str = ""
+
+    def to_json(self) -> dict:
+        return {"kind": _KIND_NAMES[self.kind], "width": self.width, "addr": self.addr_slot,
+                "base_offset": self.base_offset, "base_size": self.base_size,
+                "indirect": self.indirect, "const": self.const_slot,
+                "atoms": [list(a) for a in self.atoms], "label": self.label}
+
+    @classmethod
+    def from_json(cls, data: dict) -> AccessRecord:
+        return cls(_KIND_NAMES.index(data["kind"]), data["width"], data["addr"],
+                   data["base_offset"], data["base_size"], data["indirect"], data["const"],
+                   tuple(tuple(a) for a in data["atoms"]), data.get("label", ""))
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchCheck:
+    """The launch-time idempotency predicate of one kernel (see the module documentation)."""
+
+    kernel: str
+    param_size: int
+    program: tuple[tuple[int, int, int, int, int], ...]
+    accesses: tuple[AccessRecord, ...]
+    pairs: tuple[tuple[int, int], ...]
+    not_proven: str = ""
+
+    def to_json(self) -> dict:
+        """A JSON-ready dict with the format version."""
+        return {"format_version": FORMAT_VERSION, "kernel": self.kernel,
+                "param_size": self.param_size, "program": [list(r) for r in self.program],
+                "accesses": [a.to_json() for a in self.accesses],
+                "pairs": [list(p) for p in self.pairs], "not_proven": self.not_proven}
+
+    @classmethod
+    def from_json(cls, data: dict) -> LaunchCheck:
+        if data.get("format_version") != FORMAT_VERSION:
+            raise ValueError(f"LaunchCheck format version {data.get('format_version')!r}, "
+                             f"expected {FORMAT_VERSION}")
+        return cls(data["kernel"], data["param_size"],
+                   tuple(tuple(r) for r in data["program"]),
+                   tuple(AccessRecord.from_json(a) for a in data["accesses"]),
+                   tuple(tuple(p) for p in data["pairs"]), data.get("not_proven", ""))
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), sort_keys=True)
+
+    def to_bytes(self) -> bytes:
+        """The compact binary form (layout in the module documentation)."""
+        out = [_MAGIC, struct.pack("<4I", len(self.program), len(self.accesses),
+                                   len(self.pairs), 1 if self.not_proven else 0)]
+        for record in self.program:
+            out.append(struct.pack("<5q", *record))
+        for a in self.accesses:
+            atoms = list(a.atoms[:4]) + [(-1, -1)] * (4 - len(a.atoms[:4]))
+            flat = [x for pair in atoms for x in pair]
+            out.append(struct.pack("<16q", a.kind, a.width, a.addr_slot, a.base_offset,
+                                   a.base_size, int(a.indirect), a.const_slot, len(a.atoms),
+                                   *flat))
+        for w, r in self.pairs:
+            out.append(struct.pack("<2i", w, r))
+        return b"".join(out)
+
+    @classmethod
+    def from_bytes(cls, data: bytes, kernel: str = "", param_size: int = 0,
+                   reason: str = "not proven") -> LaunchCheck:
+        """Read the binary form (the kernel name and reason text are not part of it)."""
+        if data[:8] != _MAGIC:
+            raise ValueError("not a LaunchCheck binary (bad magic or version)")
+        n_prog, n_acc, n_pairs, flags = struct.unpack_from("<4I", data, 8)
+        pos = 24
+        program = []
+        for _ in range(n_prog):
+            program.append(struct.unpack_from("<5q", data, pos))
+            pos += 40
+        accesses = []
+        for _ in range(n_acc):
+            f = struct.unpack_from("<16q", data, pos)
+            pos += 128
+            atoms = tuple((f[8 + 2 * k], f[9 + 2 * k]) for k in range(f[7]))
+            accesses.append(AccessRecord(f[0], f[1], f[2], f[3], f[4], bool(f[5]), f[6],
+                                         atoms))
+        pairs = []
+        for _ in range(n_pairs):
+            pairs.append(struct.unpack_from("<2i", data, pos))
+            pos += 8
+        return cls(kernel, param_size, tuple(program), tuple(accesses), tuple(pairs),
+                   reason if flags & 1 else "")

@@ -1,0 +1,442 @@
+"""Evaluate a :class:`~kernelcheck.launch.check.LaunchCheck` for one kernel instance.
+
+:func:`evaluate` runs the interval program over the instance's parameter bytes and launch
+dimensions, turns each access into the set of bytes it may touch, and decides:
+
+* ``not_idempotent`` (rule ``non_idempotent_atomic``) when a non-idempotent global atomic
+  may execute;
+* ``not_idempotent`` (rule ``overlap``) when some (write, read) pair may share a byte that
+  neither the interval test nor the exact lattice test excludes; ``clobbered`` holds those
+  bytes (a superset of the bytes both read and written, which is what recovery must save);
+* ``not_proven`` when some access of a pair has no known byte set (an index may wrap, or
+  an indirect access without an allocation table);
+* ``idempotent`` otherwise.
+
+Soundness: every slot evaluates to a superset of the values its term takes over all threads
+that execute the access (interval arithmetic over thread ranges; ``BOUND`` intersects with
+path-guard facts; ``WRAP`` is the identity when the range fits, splits in two when it crosses
+one boundary, and is invalid otherwise). Two accesses whose byte supersets are disjoint
+cannot clobber. The lattice test (:func:`lattice_may_overlap`) decides exactly whether the
+affine forms can meet over the atom ranges, and answers "may overlap" past its budget.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import gcd
+
+from kernelcheck.analysis.intervals import IntervalSet
+from kernelcheck.launch.check import ATOMIC_BAD, LaunchCheck
+
+__all__ = ["InstanceVerdict", "evaluate", "compile_check", "lattice_may_overlap",
+           "pack_params"]
+
+INF = 1 << 256
+_BUDGET = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class InstanceVerdict:
+    """The verdict of one instance: ``verdict``, the rule that ``decided_by``, ``detail``
+    (words for people), and ``clobbered`` (bytes recovery must save; ``None`` if unknown)."""
+
+    verdict: str
+    decided_by: str
+    detail: str = ""
+    clobbered: IntervalSet | None = None
+
+
+def pack_params(layout, values) -> bytes:
+    """Build a parameter buffer from ``(offset, size, value)`` triples (little-endian)."""
+    size = max((o + s for o, s, _ in layout), default=0)
+    buf = bytearray(size)
+    for offset, width, value in layout:
+        buf[offset:offset + width] = (int(value) & ((1 << (8 * width)) - 1)).to_bytes(
+            width, "little")
+    del values
+    return bytes(buf)
+
+
+def _norm(pieces):
+    pieces.sort()
+    out = []
+    for lo, hi in pieces:
+        if out and lo <= out[-1][1] + 1:
+            if hi > out[-1][1]:
+                out[-1] = (out[-1][0], hi)
+        else:
+            out.append((lo, hi))
+    if len(out) > 8:
+        out = [(out[0][0], max(h for _, h in out))]
+    return out
+
+
+def _hull(v):
+    return v[0][0], max(h for _, h in v)
+
+
+def _run(program, params: bytes, grid, block):
+    """Evaluate every slot: a list of (lo, hi) closed ranges, [] (empty) or None (invalid).
+
+    Also returns ``exact``: per slot, whether every WRAP below it was the identity.
+    """
+    dims = (block[0], block[1], block[2], grid[0], grid[1], grid[2])
+    vals: list = []
+    exact: list = []
+    for op, a, b, c, d in program:
+        ex = True
+        if op == 0:
+            v = [(c, c)]
+        elif op == 1:
+            x = int.from_bytes(params[a:a + b], "little")
+            v = [(x, x)]
+        elif op == 2:
+            v = [(dims[a], dims[a])]
+        elif op == 3:
+            top = 31 if a == 6 else (block[a] if a < 3 else grid[a - 3]) - 1
+            v = [(0, top)] if top >= 0 else []
+        elif op == 4:
+            v = [(0, (1 << a) - 1)]
+        elif op == 7:
+            v, ex = _wrap(vals[a], b, c)
+            ex = ex and exact[a]
+        elif op == 17:
+            v = _bound(vals[a], vals[b] if b >= 0 else None, vals[c] if c >= 0 else None)
+            ex = exact[a]
+        elif op == 13:
+            v = _shr(vals[a], b)
+            ex = exact[a]
+        elif op == 18:
+            v = [(0, INF)] if a < 0 else vals[a]
+        elif op == 19:
+            v = _tripmax(vals[a], vals[b], vals[c], d & 0xFF, bool(d >> 8))
+        else:
+            v = _binary(op, vals[a], vals[b])
+            ex = exact[a] and exact[b]
+        vals.append(v)
+        exact.append(ex)
+    return vals, exact
+
+
+def _wrap(v, bits, signed):
+    if v is None:
+        return None, False
+    if not v:
+        return v, True
+    lo_r = -(1 << (bits - 1)) if signed else 0
+    hi_r = lo_r + (1 << bits) - 1
+    lo, hi = _hull(v)
+    if lo >= lo_r and hi <= hi_r:
+        return v, True
+    if hi - lo >= 1 << bits:
+        return None, False
+    mod = 1 << bits
+    out = []
+    for plo, phi in v:
+        # Shift so plo lands in range; the piece then crosses at most one boundary.
+        shift = ((plo - lo_r) // mod) * mod
+        qlo, qhi = plo - shift, phi - shift
+        if qhi <= hi_r:
+            out.append((qlo, qhi))
+        else:
+            out.append((qlo, hi_r))
+            out.append((lo_r, qhi - mod))
+    return _norm(out), False
+
+
+def _bound(v, lo_v, hi_v):
+    if v is None or not v:
+        return v
+    lo_cap, hi_cap = -INF, INF
+    if lo_v is not None:
+        if not lo_v:
+            return []
+        lo_cap = lo_v[0][0]
+    if hi_v is not None:
+        if not hi_v:
+            return []
+        hi_cap = _hull(hi_v)[1]
+    out = [(max(lo, lo_cap), min(hi, hi_cap)) for lo, hi in v]
+    return [p for p in out if p[0] <= p[1]]
+
+
+def _tripmax(x0, step, bound, bits, signed):
+    if x0 is None or step is None or bound is None:
+        return None
+    if not x0 or not step or not bound:
+        return [(0, 0)]
+    x_lo, x_hi = _hull(x0)
+    s_lo, s_hi = _hull(step)
+    b_hi = _hull(bound)[1]
+    if s_lo <= 0 or abs(b_hi) >= INF // 2:
+        return None
+    kmax = max(0, (b_hi - 1 - x_lo) // s_lo + 1)
+    lo_r = -(1 << (bits - 1)) if signed else 0
+    hi_r = lo_r + (1 << bits) - 1
+    if x_lo < lo_r or x_hi + kmax * s_hi > hi_r:
+        return None  # a tested value may wrap around: the trip count is not modelled
+    return [(0, kmax)]
+
+
+def _binary(op, x, y):
+    if x is None or y is None:
+        return None
+    if op == 10:  # JOIN
+        return _norm(list(x) + list(y))
+    if not x or not y:
+        return []
+    if op == 5:
+        if len(x) == 1 and len(y) == 1:
+            return [(x[0][0] + y[0][0], x[0][1] + y[0][1])]
+        return _norm([(a + c, b + d) for a, b in x for c, d in y])
+    if op == 6:
+        out = []
+        for a, b in x:
+            for c, d in y:
+                ps = (a * c, a * d, b * c, b * d)
+                out.append((min(ps), max(ps)))
+        return _norm(out)
+    a, b = _hull(x)
+    c, d = _hull(y)
+    if op == 8:
+        return [(min(a, c), min(b, d))]
+    if op == 9:
+        return [(max(a, c), max(b, d))]
+    if op == 11:  # DIV, truncating
+        if c > 0 or d < 0:
+            ps = [_tdiv(p, q) for p in (a, b) for q in (c, d)]
+            return [(min(ps), max(ps))]
+        return None
+    if op == 12:  # REM (sign of the dividend)
+        if c <= 0 <= d:
+            return None
+        m = max(abs(c), abs(d)) - 1
+        return [(0 if a >= 0 else -m, m if b > 0 else 0)]
+    if op == 14:  # AND
+        if a >= 0 and c >= 0:
+            return [(0, min(b, d))]
+        if a >= 0:
+            return [(0, b)]
+        if c >= 0:
+            return [(0, d)]
+        return None
+    if op in (15, 16):
+        if a >= 0 and c >= 0:
+            return [(0, (1 << max(b, d).bit_length()) - 1)]
+        return None
+    return None
+
+
+def _tdiv(p, q):
+    r = abs(p) // abs(q)
+    return r if (p >= 0) == (q > 0) else -r
+
+
+def _shr(v, k):
+    if v is None or not v:
+        return v
+    return [(lo >> k, hi >> k) for lo, hi in v]
+
+
+def lattice_may_overlap(d: int, terms, lo: int, hi: int, budget: int = _BUDGET) -> bool:
+    """Whether ``d + sum(s*z)`` can fall in ``[lo, hi]`` with each ``z`` in its range.
+
+    Parameters
+    ----------
+    d : int
+        The constant difference of the two addresses.
+    terms : sequence of (int, int, int)
+        ``(coefficient, z_min, z_max)`` per independent integer variable.
+    lo, hi : int
+        The target range of the difference (``[-(w_write-1), w_read-1]`` for byte overlap).
+    budget : int
+        Enumeration steps before answering ``True`` (may overlap) without deciding.
+
+    Returns
+    -------
+    bool
+        ``False`` only when no assignment exists (exact); ``True`` when one exists or the
+        budget ran out.
+
+    Examples
+    --------
+    >>> lattice_may_overlap(4, [(8, 0, 100), (-8, 0, 100)], -3, 3)  # a[2i+1] vs a[2j]
+    False
+    """
+    merged: dict[int, list[int]] = {}
+    for s, zlo, zhi in terms:
+        if s == 0 or zlo > zhi:
+            if zlo > zhi:
+                return False
+            continue
+        if s < 0:
+            s, zlo, zhi = -s, -zhi, -zlo
+        if s in merged:
+            merged[s][0] += zlo
+            merged[s][1] += zhi
+        else:
+            merged[s] = [zlo, zhi]
+    items = sorted(((s, r[0], r[1]) for s, r in merged.items()), reverse=True)
+    state = [budget]
+    return _solve(d, items, lo, hi, state)
+
+
+def _solve(d, items, lo, hi, state) -> bool:
+    if not items:
+        return lo <= d <= hi
+    g = 0
+    for s, _, _ in items:
+        g = gcd(g, s)
+    # d + g*t in [lo, hi] for some integer t is necessary.
+    if -((d - lo) // g) > (hi - d) // g:
+        return False
+    s, zlo, zhi = items[0]
+    rest = items[1:]
+    r_lo = sum(t * a for t, a, _ in rest)
+    r_hi = sum(t * b for t, _, b in rest)
+    # need lo - r_hi <= d + s*z <= hi - r_lo
+    z_from = max(zlo, -((d + r_hi - lo) // s))
+    z_to = min(zhi, (hi - r_lo - d) // s)
+    if z_from > z_to:
+        return False
+    if not rest:
+        return True
+    if z_to - z_from + 1 > state[0]:
+        return True
+    for z in range(z_from, z_to + 1):
+        state[0] -= 1
+        if state[0] < 0:
+            return True
+        if _solve(d + s * z, rest, lo, hi, state):
+            return True
+    return False
+
+
+def _byte_set(check: LaunchCheck, k: int, vals, params: bytes, allocations):
+    a = check.accesses[k]
+    v = vals[a.addr_slot]
+    if a.indirect or v is None:
+        if allocations is None or a.base_offset < 0:
+            return None
+        base = int.from_bytes(params[a.base_offset:a.base_offset + a.base_size], "little")
+        if v is not None and not v:
+            return IntervalSet()
+        for start, size in allocations:
+            if start <= base < start + size:
+                return IntervalSet(((start, start + size),))
+        return None
+    return IntervalSet((lo, hi + a.width) for lo, hi in v)
+
+
+def evaluate(check: LaunchCheck, params: bytes, grid, block,
+             allocations=None) -> InstanceVerdict:
+    """Decide one instance of the kernel ``check`` was built for.
+
+    Parameters
+    ----------
+    check : LaunchCheck
+        The kernel's launch check.
+    params : bytes
+        The kernel parameter buffer (at least ``check.param_size`` bytes).
+    grid, block : tuple of 3 int
+        Launch dimensions.
+    allocations : sequence of (base, size), optional
+        Live device allocations; indirect accesses then range over the allocation their base
+        pointer points into (accesses are assumed to stay inside it).
+
+    Returns
+    -------
+    InstanceVerdict
+
+    Examples
+    --------
+    >>> from kernelcheck.launch.check import LaunchCheck
+    >>> evaluate(LaunchCheck("empty", 0, (), (), ()), b"", (1, 1, 1), (1, 1, 1)).verdict
+    'idempotent'
+    """
+    if check.not_proven:
+        return InstanceVerdict("not_proven", "unmodelled", check.not_proven)
+    grid = tuple(grid) + (1,) * (3 - len(grid))
+    block = tuple(block) + (1,) * (3 - len(block))
+    if min(grid) <= 0 or min(block) <= 0:
+        return InstanceVerdict("idempotent", "no_threads", "the launch has no threads")
+    vals, exact = _run(check.program, params, grid, block)
+    for k, a in enumerate(check.accesses):
+        if a.kind == ATOMIC_BAD:
+            v = vals[a.addr_slot]
+            if v is not None and not v:
+                continue
+            where = _byte_set(check, k, vals, params, allocations)
+            return InstanceVerdict("not_idempotent", "non_idempotent_atomic",
+                                   f"non-idempotent atomic {a.label} may execute", where)
+    clobbered = IntervalSet()
+    unknown = []
+    first = ""
+    sets: dict = {}
+    for w, r in check.pairs:
+        for k in (w, r):
+            if k not in sets:
+                sets[k] = _byte_set(check, k, vals, params, allocations)
+        ws, rs = sets[w], sets[r]
+        if ws is not None and not ws or rs is not None and not rs:
+            continue
+        if ws is None or rs is None:
+            unknown.append((w, r))
+            continue
+        common = ws & rs
+        if not common:
+            continue
+        if _lattice_disjoint(check, w, r, vals, exact):
+            continue
+        clobbered = clobbered | common
+        first = first or (f"{check.accesses[w].label} may overlap "
+                          f"{check.accesses[r].label}")
+    if clobbered:
+        return InstanceVerdict("not_idempotent", "overlap", first, clobbered)
+    if unknown:
+        w, r = unknown[0]
+        return InstanceVerdict("not_proven", "unknown_range",
+                               f"no byte range known for {check.accesses[w].label} or "
+                               f"{check.accesses[r].label} in this instance")
+    return InstanceVerdict("idempotent", "disjoint" if check.pairs else "no_clobber",
+                           "every written byte range is disjoint from every read range")
+
+
+def _point(vals, slot):
+    v = vals[slot]
+    if v is None or len(v) != 1 or v[0][0] != v[0][1]:
+        return None
+    return v[0][0]
+
+
+def _lattice_disjoint(check, w, r, vals, exact) -> bool:
+    aw, ar = check.accesses[w], check.accesses[r]
+    if aw.indirect or ar.indirect or aw.const_slot < 0 or ar.const_slot < 0:
+        return False
+    if not exact[aw.addr_slot] or not exact[ar.addr_slot]:
+        return False
+    cw, cr = _point(vals, aw.const_slot), _point(vals, ar.const_slot)
+    if cw is None or cr is None:
+        return False
+    terms = []
+    for sign, acc in ((1, aw), (-1, ar)):
+        for coef_slot, atom_slot in acc.atoms:
+            s = _point(vals, coef_slot)
+            v = vals[atom_slot]
+            if s is None or not v:
+                return False
+            lo, hi = _hull(v)
+            if abs(lo) >= INF // 2 or abs(hi) >= INF // 2:
+                return False
+            terms.append((sign * s, lo, hi))
+    return not lattice_may_overlap(cw - cr, terms, -(aw.width - 1), ar.width - 1)
+
+
+def compile_check(check: LaunchCheck):
+    """A fast verdict function ``f(params, grid, block, allocations=None)`` for ``check``.
+
+    The check is bound once; each call runs the flat program with no per-call setup.
+    """
+    def run(params, grid, block, allocations=None):
+        return evaluate(check, params, grid, block, allocations)
+    return run
