@@ -139,6 +139,11 @@ def apply_guards(address: Term, guard) -> Term:
 
     def _go(t, ctx):
         kind = type(t)
+        if ctx and kind is Param and t.size * 8 == ctx:
+            # Inside a wrap of the parameter's own width only its residue matters; reading
+            # it as signed keeps small negative values (an offset of -1) small.
+            t = wrap(t, ctx, True)
+            return _bounded(t, cons[t]) if t in cons else t
         if t in cons:
             return _bounded(_children(t, None), cons[t])
         if ctx and kind not in (Const, Param, Wrap, Bound):
@@ -151,7 +156,7 @@ def apply_guards(address: Term, guard) -> Term:
     def _children(t, ctx):
         kind = type(t)
         if kind is Add:
-            return add(*(go(a, ctx) for a in t.args))
+            return _sum(t, ctx)
         if kind is Mul:
             return mul(*(go(a, ctx) for a in t.args))
         if kind is Join:
@@ -165,6 +170,20 @@ def apply_guards(address: Term, guard) -> Term:
         if kind is Bound:
             return Bound(go(t.arg, None), t.lo, t.hi)
         return t
+
+    def _sum(t, ctx):
+        # A constrained sum may be a sub-sum of a flattened Add (``p + (i0 + tid)``).
+        args = list(t.args)
+        out = []
+        if ctx:
+            for c in cons:
+                inner = c.arg if type(c) is Wrap and c.bits == ctx else c
+                if type(inner) is Add and len(inner.args) < len(args) and all(
+                        inner.args.count(x) <= args.count(x) for x in inner.args):
+                    for x in inner.args:
+                        args.remove(x)
+                    out.append(_bounded(c, cons[c]))
+        return add(*out, *(go(a, ctx) for a in args))
 
     return go(address, None)
 

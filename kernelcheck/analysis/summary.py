@@ -202,8 +202,7 @@ def _self_clobber(reads, writes) -> tuple[SymbolicAccess, SymbolicAccess] | None
         for r in reads:
             if (r.address == w.address and r.width == w.width and r.call_path == w.call_path
                     and r.function == w.function and r.instr.index < w.instr.index
-                    and set(r.guard) <= set(w.guard) and set(w.guard) <= set(r.guard)
-                    and not contains(w.address, lambda t: type(t) in (Opaque, Join))):
+                    and set(r.guard) <= set(w.guard) and set(w.guard) <= set(r.guard)):
                 return r, w
     return None
 

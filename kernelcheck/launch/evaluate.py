@@ -128,6 +128,9 @@ def _wrap(v, bits, signed):
     lo, hi = _hull(v)
     if lo >= lo_r and hi <= hi_r:
         return v, True
+    if lo == hi:  # one launch-constant value: wrapping it is exact
+        x = (lo - lo_r) % (1 << bits) + lo_r
+        return [(x, x)], True
     if hi - lo >= 1 << bits:
         return None, False
     mod = 1 << bits
