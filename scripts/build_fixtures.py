@@ -6,7 +6,7 @@
 
 Inputs:  fixtures/src/*.cu, fixtures/src/host/vec_add_host.cu,
          fixtures/src/triton_kernels.py, fixtures/src/numba_kernels.py
-Outputs: fixtures/ptx/{sm_80,sm_90,nvrtc,nvrtc12,O0G,triton,numba}/, fixtures/cubin/{sm_80,sm_90}/,
+Outputs: fixtures/ptx/{sm_80,sm_90,nvrtc,nvrtc12,nvrtc12_G,O0G,triton,numba}/, fixtures/cubin/{sm_80,sm_90}/,
          fixtures/fatbin/, fixtures/exe/, fixtures/TOOLKIT.md (versions section).
 
 PTX for sm_80/sm_90/O0G, the fatbins and the host executable come from the system nvcc;
@@ -128,21 +128,28 @@ def _nvrtc12_library() -> Path:
 
 def nvrtc12_ptx() -> None:
     """PTX from the CUDA 12.x NVRTC (PTX ISA 8.x), through ctypes: cuda-bindings 13 binds
-    only the 13.x library."""
+    only the 13.x library. ``ptx/nvrtc12`` at -O3 with line info for every source, and
+    ``ptx/nvrtc12_G`` with device debug information (-G) for the O0G subset."""
+    _nvrtc12_variant("nvrtc12", sources(), [b"-lineinfo"])
+    _nvrtc12_variant("nvrtc12_G", [SRC / f"{stem}.cu" for stem in O0G_STEMS],
+                     [b"--device-debug"])
+
+
+def _nvrtc12_variant(name: str, srcs: list[Path], extra: list[bytes]) -> None:
     import ctypes
 
     lib = ctypes.CDLL(str(_nvrtc12_library()))
     major, minor = ctypes.c_int(), ctypes.c_int()
     lib.nvrtcVersion(ctypes.byref(major), ctypes.byref(minor))
-    out = FIX / "ptx" / "nvrtc12"
+    out = FIX / "ptx" / name
     out.mkdir(parents=True, exist_ok=True)
-    for src in sources():
+    for src in srcs:
         prog = ctypes.c_void_p()
         status = lib.nvrtcCreateProgram(ctypes.byref(prog), src.read_bytes(),
                                         src.name.encode(), 0, None, None)
         if status:
             raise RuntimeError(f"nvrtcCreateProgram({src.name}) failed: {status}")
-        options = [b"--gpu-architecture=compute_80", b"-lineinfo", b"-std=c++17",
+        options = [b"--gpu-architecture=compute_80", *extra, b"-std=c++17",
                    b"--include-path=" + str(CUDA_HOME / "include").encode()]
         array = (ctypes.c_char_p * len(options))(*options)
         status = lib.nvrtcCompileProgram(prog, len(options), array)
@@ -158,7 +165,7 @@ def nvrtc12_ptx() -> None:
         lib.nvrtcGetPTX(prog, ptx)
         lib.nvrtcDestroyProgram(ctypes.byref(prog))
         (out / f"{src.stem}.ptx").write_bytes(ptx.value)
-        print(f"nvrtc {major.value}.{minor.value} ptx", src.stem, flush=True)
+        print(f"nvrtc {major.value}.{minor.value} {name}", src.stem, flush=True)
 
 
 def nvjitlink_check() -> None:
