@@ -1,0 +1,756 @@
+"""How to run each fixture kernel: its buffers, their valid contents, and what it computes.
+
+For every kernel of fixtures/src (CUDA, Triton, numba), keyed by PTX entry name:
+
+* ``buffers(p, grid, block)``: for each pointer argument, the element type, the element range
+  it may touch relative to the pointer (``lo``, ``hi``; ``lo`` < 0 for negative offsets) as a
+  function of the scalar arguments, and how to fill it (random values, zeros, or valid index
+  contents for gather/scatter/histogram/CSR kernels);
+* ``reference(inputs, p, grid, block)``: a numpy model of the outputs from the initial buffer
+  contents, valid when the buffers do not overlap (the idempotent placements).
+
+Pointers are named as in fixtures/expected.toml ``param_names``; a field of a struct passed by
+value is ``(param, byte_offset)``. :func:`setup` places buffers for an instance (either at the
+addresses the instance names, or disjoint fresh allocations) and :func:`param_values` packs
+the argument list. Fault-injection campaigns reuse this table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Buffer", "Workload", "WORKLOADS", "get_workload"]
+
+F32, F64, F16 = np.float32, np.float64, np.float16
+I32, U32, U8 = np.int32, np.uint32, np.uint8
+
+
+@dataclass(frozen=True, slots=True)
+class Buffer:
+    """A pointer argument: element dtype, touched element range [lo, hi), initial contents."""
+
+    pointer: str | tuple[str, int]
+    dtype: type
+    lo: int
+    hi: int
+    fill: object = "rand"  # "rand", "zeros", or callable(rng, count) -> array
+    output: bool = False
+    #: Sparse buffers (index arithmetic that wraps): element ranges touched, instead of lo/hi.
+    segments: tuple[tuple[int, int], ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """The per-kernel recipe (see the module docstring)."""
+
+    kernel: str
+    buffers: Callable
+    reference: Callable | None
+    rtol: float = 1e-5
+    atol: float = 1e-5
+    block_required: tuple[int, int, int] | None = None
+    shared_bytes: int = 0
+
+
+WORKLOADS: dict[str, Workload] = {}
+
+
+def _w(name, buffers, reference=None, **kw):
+    WORKLOADS[name] = Workload(name, buffers, reference, **kw)
+
+
+def get_workload(kernel: str) -> Workload:
+    """The workload of a fixture kernel (numba entries matched by their readable prefix)."""
+    if kernel in WORKLOADS:
+        return WORKLOADS[kernel]
+    for key, wl in WORKLOADS.items():
+        if key.startswith("numba:") and key[6:] in kernel:
+            return wl
+    raise KeyError(f"no workload for kernel {kernel}")
+
+
+def _threads(g, b):
+    return g[0] * b[0]
+
+
+def _cnt(p, g, b, key="n"):
+    return max(0, min(p[key], _threads(g, b)))
+
+
+def _rand_index(limit):
+    return lambda rng, count: rng.integers(0, max(limit, 1), size=count).astype(I32)
+
+
+# ---------------------------------------------------------------- atomics.cu
+def _seq_inc(counter0, limit, count):
+    olds, c = [], int(counter0)
+    for _ in range(count):
+        olds.append(c)
+        c = 0 if c >= limit else c + 1
+    return np.array(olds, dtype=U32), c
+
+
+_w("atomic_add_all",
+   lambda p, g, b: [Buffer("sum", F32, 0, 1, output=True), Buffer("in", F32, 0, p["n"])],
+   lambda x, p, g, b: {"sum": x["sum"] + np.sum(x["in"][:_cnt(p, g, b)], dtype=F64)},
+   rtol=1e-4, atol=1e-4)
+_w("atomic_sub_budget",
+   lambda p, g, b: [Buffer("budget", U32, 0, 1, output=True)],
+   lambda x, p, g, b: {"budget": (x["budget"] - U32(p["cost"]) * U32(_cnt(p, g, b)))
+                       .astype(U32)})
+_w("atomic_inc_ticket",
+   lambda p, g, b: [Buffer("counter", U32, 0, 1, "zeros", True),
+                    Buffer("tickets", U32, 0, p["n"], output=True)],
+   lambda x, p, g, b: (lambda olds_c: {
+       "counter": np.array([olds_c[1]], dtype=U32),
+       "tickets": np.concatenate([olds_c[0], x["tickets"][_cnt(p, g, b):]])})(
+       _seq_inc(x["counter"][0], p["limit"], _cnt(p, g, b))))
+_w("cas_add_f64",
+   lambda p, g, b: [Buffer("acc", F64, 0, 1, output=True), Buffer("in", F64, 0, p["n"])],
+   lambda x, p, g, b: {"acc": x["acc"] + np.sum(x["in"][:_cnt(p, g, b)])}, rtol=1e-9)
+_w("atomic_max_const", lambda p, g, b: [Buffer("m", I32, 0, 1, output=True)],
+   lambda x, p, g, b: {"m": np.maximum(x["m"], 7)})
+_w("atomic_max_param", lambda p, g, b: [Buffer("m", I32, 0, 1, output=True)],
+   lambda x, p, g, b: {"m": np.maximum(x["m"], p["v"]) if _cnt(p, g, b) else x["m"]})
+_w("atomic_min_param", lambda p, g, b: [Buffer("m", U32, 0, 1, output=True)],
+   lambda x, p, g, b: {"m": np.minimum(x["m"], U32(p["v"])) if _cnt(p, g, b) else x["m"]})
+
+
+def _or_bits(x, p, g, b):
+    flags = x["flags"].copy()
+    for i in range(_cnt(p, g, b)):
+        flags[i >> 5] |= U32(1 << (i & 31))
+    return {"flags": flags}
+
+
+_w("atomic_or_bitmask", lambda p, g, b: [Buffer("flags", U32, 0, (p["n"] + 31) // 32,
+                                                output=True)], _or_bits)
+
+
+def _and_clear(x, p, g, b):
+    m = x["mask"].copy()
+    k = _cnt(p, g, b)
+    m[:k] &= U32(~(1 << (p["bit"] & 31)) & 0xFFFFFFFF)
+    return {"mask": m}
+
+
+_w("atomic_and_clear", lambda p, g, b: [Buffer("mask", U32, 0, p["n"], output=True)],
+   _and_clear)
+_w("atomic_exch_flag", lambda p, g, b: [Buffer("flag", I32, 0, 1, output=True)],
+   lambda x, p, g, b: {"flag": np.array([p["v"]], dtype=I32)})
+_w("atomic_max_from_array",
+   lambda p, g, b: [Buffer("m", I32, 0, 1, output=True), Buffer("in", I32, 0, p["n"])],
+   lambda x, p, g, b: {"m": np.maximum(x["m"], x["in"][:_cnt(p, g, b)].max(initial=-2**31))})
+_w("atomic_exch_from_memory",
+   lambda p, g, b: [Buffer("slot", I32, 0, 1, output=True), Buffer("in", I32, 0, p["n"])],
+   lambda x, p, g, b: {"slot": x["in"][_cnt(p, g, b) - 1:_cnt(p, g, b)]
+                       if _cnt(p, g, b) else x["slot"]})
+
+
+# ---------------------------------------------------------------- elementwise, templates
+def _map(out, ins, dtype, fn, n="n", **kw):
+    def buffers(p, g, b):
+        return [Buffer(out, dtype, 0, p[n], output=True)] + [Buffer(i, dtype, 0, p[n])
+                                                            for i in ins]
+
+    def ref(x, p, g, b):
+        k = _cnt(p, g, b, n)
+        r = x[out].copy()
+        r[:k] = fn(*[x[i][:k] for i in ins], p=p, k=k)
+        return {out: r}
+    return buffers, ref
+
+
+def _reg_map(name, out, ins, dtype, fn, **kw):
+    buffers, ref = _map(out, ins, dtype, fn, n=kw.pop("n", "n"))
+    _w(name, buffers, ref, **kw)
+
+
+_reg_map("vec_add", "out", ["a", "b"], F32, lambda a, b, p, k: a + b)
+_reg_map("saxpy", "out", ["x", "y"], F32, lambda x, y, p, k: F32(p["a"]) * x + y)
+_reg_map("relu_f32", "out", ["in"], F32, lambda a, p, k: np.fmax(a, F32(0)))
+_reg_map("fill_f32", "out", [], F32, lambda p, k: F32(p["v"]))
+_reg_map("write_thread_ids", "out", [], I32, lambda p, k: np.arange(k, dtype=I32))
+_reg_map("_Z5axpbyIfEvPT_PKS0_S3_S0_S0_i", "out", ["x", "y"], F32,
+         lambda x, y, p, k: F32(p["a"]) * x + F32(p["b"]) * y)
+_reg_map("_Z5axpbyIdEvPT_PKS0_S3_S0_S0_i", "out", ["x", "y"], F64,
+         lambda x, y, p, k: p["a"] * x + p["b"] * y, rtol=1e-12)
+_reg_map("_ZN2kc6detail6copy_nIiEEvPT_PKS2_i", "dst", ["src"], I32, lambda s, p, k: s)
+_reg_map("offset_size_t", "out", ["in"], F32, lambda a, p, k: a + F32(p["s"]))
+_reg_map("memset_u8", "dst", [], U8, lambda p, k: U8(p["v"]))
+_reg_map("copy_bytes", "dst", ["src"], U8, lambda s, p, k: s)
+_reg_map("noinline_store_scaled", "out", ["in"], F32, lambda a, p, k: F32(p["s"]) * a)
+_reg_map("inline_poly", "out", ["in"], F32, lambda a, p, k: np.clip(
+    ((F32(0.5) * a + F32(1)) * a - F32(2)) * a + F32(3), 0, 1))
+
+
+def _inplace(name, ptr, dtype, fn, **kw):
+    _w(name, lambda p, g, b: [Buffer(ptr, dtype, 0, p["n"], output=True)],
+       lambda x, p, g, b: {ptr: np.concatenate([fn(x[ptr][:_cnt(p, g, b)], p),
+                                                x[ptr][_cnt(p, g, b):]])}, **kw)
+
+
+_inplace("inplace_add_one", "a", F32, lambda a, p: a + F32(1))
+_inplace("inplace_scale", "a", F32, lambda a, p: a * F32(p["s"]))
+_inplace("_ZN2kc19scale_shift_inplaceEPfffi", "a", F32,
+         lambda a, p: a * F32(p["s"]) + F32(p["t"]))
+
+
+def _two_in_place(name, y, x, dtype, fn, **kw):
+    _w(name, lambda p, g, b: [Buffer(y, dtype, 0, p["n"], output=True),
+                              Buffer(x, dtype, 0, p["n"])],
+       lambda xs, p, g, b: {y: np.concatenate([fn(xs[y][:_cnt(p, g, b)],
+                                                  xs[x][:_cnt(p, g, b)], p),
+                                               xs[y][_cnt(p, g, b):]])}, **kw)
+
+
+_two_in_place("daxpy_inplace", "y", "x", F64, lambda y, x, p: p["a"] * x + y, rtol=1e-12)
+_two_in_place("noinline_accumulate", "acc", "in", F32, lambda y, x, p: y + x)
+
+
+def _add_block_offsets(x, p, g, b):
+    d = x["data"].copy()
+    k = _cnt(p, g, b)
+    d[:k] += x["offsets"][np.arange(k) // b[0]]
+    return {"data": d}
+
+
+_w("add_block_offsets", lambda p, g, b: [Buffer("data", F32, 0, p["n"], output=True),
+                                         Buffer("offsets", F32, 0, g[0])], _add_block_offsets)
+
+
+def _f64_to_f32(x, p, g, b):
+    r = x["out"].copy()
+    k = _cnt(p, g, b)
+    r[:k] = x["in"][:k].astype(F32)
+    return {"out": r}
+
+
+_w("f64_to_f32", lambda p, g, b: [Buffer("out", F32, 0, p["n"], output=True),
+                                  Buffer("in", F64, 0, p["n"])], _f64_to_f32)
+
+
+# ---------------------------------------------------------------- gridstride.cu
+def _gridstride(name, out, ins, dtype, fn, **kw):
+    def ref(x, p, g, b):
+        r = x[out].copy()
+        n = p["n"]
+        r[:n] = fn(*[x[i][:n] for i in ins], p=p)
+        return {out: r}
+    _w(name, lambda p, g, b: [Buffer(out, dtype, 0, p["n"], output=True)] +
+       [Buffer(i, dtype, 0, p["n"]) for i in ins], ref, **kw)
+
+
+_gridstride("scale_gridstride", "out", ["in"], F32, lambda a, p: F32(p["s"]) * a)
+_gridstride("copy_gridstride_i64", "out", ["in"], F64, lambda a, p: a)
+
+
+def _saxpy_gs(x, p, g, b):
+    y = x["y"].copy()
+    n = p["n"]
+    y[:n] = F32(p["a"]) * x["x"][:n] + y[:n]
+    return {"y": y}
+
+
+_w("saxpy_gridstride_inplace", lambda p, g, b: [Buffer("y", F32, 0, p["n"], output=True),
+                                                Buffer("x", F32, 0, p["n"])], _saxpy_gs)
+
+
+# ---------------------------------------------------------------- gather_scatter.cu
+_w("gather_f32",
+   lambda p, g, b: [Buffer("out", F32, 0, p["n"], output=True),
+                    Buffer("in", F32, 0, max(p["n"], 1)),
+                    Buffer("idx", I32, 0, p["n"], _rand_index(max(p["n"], 1)))],
+   lambda x, p, g, b: {"out": np.concatenate([x["in"][x["idx"][:_cnt(p, g, b)]],
+                                              x["out"][_cnt(p, g, b):]])})
+
+
+def _scatter(x, p, g, b):
+    out = x["out"].copy()
+    k = _cnt(p, g, b)
+    out[x["idx"][:k]] = x["in"][:k]
+    return {"out": out}
+
+
+_w("scatter_f32",
+   lambda p, g, b: [Buffer("out", F32, 0, max(p["n"], 1), output=True),
+                    Buffer("in", F32, 0, p["n"]),
+                    Buffer("idx", I32, 0, p["n"],
+                           lambda rng, c: rng.permutation(c).astype(I32))], _scatter)
+
+_SPMV_PER_ROW = 4
+
+
+def _rowptr(rng, count):
+    lengths = rng.integers(0, 2 * _SPMV_PER_ROW, size=max(count - 1, 0))
+    return np.concatenate([[0], np.cumsum(lengths)]).astype(I32)
+
+
+def _spmv_buffers(p, g, b):
+    nnz = 2 * _SPMV_PER_ROW * p["nrows"]
+    return [Buffer("y", F32, 0, p["nrows"], output=True),
+            Buffer("rowptr", I32, 0, p["nrows"] + 1, _rowptr),
+            Buffer("col", I32, 0, nnz, _rand_index(p["nrows"])),
+            Buffer("vals", F32, 0, nnz), Buffer("x", F32, 0, p["nrows"])]
+
+
+def _spmv(x, p, g, b):
+    y = x["y"].copy()
+    rp = x["rowptr"]
+    for r in range(_cnt(p, g, b, "nrows")):
+        acc = F32(0)
+        for j in range(rp[r], rp[r + 1]):
+            acc = F32(acc + x["vals"][j] * x["x"][x["col"][j]])
+        y[r] = acc
+    return {"y": y}
+
+
+_w("spmv_csr", _spmv_buffers, _spmv, rtol=1e-4, atol=1e-5)
+
+
+# ---------------------------------------------------------------- histogram_scan.cu
+def _hist(grid_stride):
+    def ref(x, p, g, b):
+        k = p["n"] if grid_stride else _cnt(p, g, b)
+        return {"hist": x["hist"] + np.bincount(x["data"][:k], minlength=256).astype(U32)}
+    return ref
+
+
+_w("histogram256_global", lambda p, g, b: [Buffer("hist", U32, 0, 256, output=True),
+                                           Buffer("data", U8, 0, p["n"])], _hist(False))
+_w("histogram256_shared", lambda p, g, b: [Buffer("hist", U32, 0, 256, output=True),
+                                           Buffer("data", U8, 0, p["n"])], _hist(True))
+
+
+def _scan(x, p, g, b):
+    n, bs = p["n"], b[0]
+    vals = np.zeros(g[0] * bs, dtype=F32)
+    k = min(n, g[0] * bs)
+    vals[:k] = x["in"][:k]
+    scans = np.cumsum(vals.reshape(g[0], bs), axis=1, dtype=F64).astype(F32)
+    out = x["out"].copy()
+    out[:k] = scans.reshape(-1)[:k]
+    return {"out": out, "block_sums": scans[:, -1].copy()}
+
+
+_w("scan_block_inclusive",
+   lambda p, g, b: [Buffer("out", F32, 0, p["n"], output=True), Buffer("in", F32, 0, p["n"]),
+                    Buffer("block_sums", F32, 0, g[0], output=True)], _scan,
+   rtol=1e-4, atol=1e-4, block_required=(256, 1, 1))
+
+
+# ---------------------------------------------------------------- indexing2d3d.cu
+def _covered_2d(p, g, b, w, h):
+    return min(w, g[0] * b[0]), min(h, g[1] * b[1])
+
+
+def _add2d(x, p, g, b):
+    out = x["out"].copy()
+    W, H = _covered_2d(p, g, b, p["w"], p["h"])
+    for y in range(H):
+        k = y * p["pitch"]
+        out[k:k + W] = x["a"][k:k + W] + x["b"][k:k + W]
+    return {"out": out}
+
+
+def _pitched(p, g, b):
+    return ((p["h"] - 1) * p["pitch"] + p["w"]) if p["w"] > 0 and p["h"] > 0 else 0
+
+
+_w("add2d_pitched", lambda p, g, b: [Buffer("out", F32, 0, _pitched(p, g, b), output=True),
+                                     Buffer("a", F32, 0, _pitched(p, g, b)),
+                                     Buffer("b", F32, 0, _pitched(p, g, b))], _add2d)
+
+
+def _scale3d(x, p, g, b):
+    nx, ny, nz = p["nx"], p["ny"], p["nz"]
+    out = x["out"].copy().reshape(-1)
+    X, Y, Z = (min(nx, g[0] * b[0]), min(ny, g[1] * b[1]), min(nz, g[2] * b[2]))
+    o = out[:nx * ny * nz].reshape(nz, ny, nx)
+    i = x["in"][:nx * ny * nz].reshape(nz, ny, nx)
+    o[:Z, :Y, :X] = F32(p["s"]) * i[:Z, :Y, :X]
+    return {"out": out}
+
+
+_w("scale3d", lambda p, g, b: [Buffer("out", F32, 0, p["nx"] * p["ny"] * p["nz"], output=True),
+                               Buffer("in", F32, 0, p["nx"] * p["ny"] * p["nz"])], _scale3d)
+
+
+def _row0_col0(x, p, g, b):
+    m = x["m"].copy()
+    for i in range(1, min(p["n"], 1 + _threads(g, b))):
+        m[i * p["ld"]] = x["m"][i]
+    return {"m": m}
+
+
+_w("copy_row0_to_col0",
+   lambda p, g, b: [Buffer("m", F32, min(0, (p["n"] - 1) * p["ld"]),
+                           max(p["n"], (p["n"] - 1) * p["ld"] + 1, 1), output=True)],
+   lambda x, p, g, b: _row0_col0(x, p, g, b) if p["ld"] >= 0 else None)
+
+
+def _transpose(x, p, g, b, tile=None):
+    w, h = p["w"], p["h"]
+    out = x["out"].copy()
+    if tile:
+        X, Y = min(w, g[0] * tile), min(h, g[1] * tile)
+    else:
+        X, Y = _covered_2d(p, g, b, w, h)
+    src = x["in"][:w * h].reshape(h, w)
+    o = out[:w * h].reshape(w, h)
+    o[:X, :Y] = src[:Y, :X].T
+    return {"out": out}
+
+
+_w("transpose_naive", lambda p, g, b: [Buffer("out", F32, 0, p["w"] * p["h"], output=True),
+                                       Buffer("in", F32, 0, p["w"] * p["h"])], _transpose)
+_w("transpose_tiled", lambda p, g, b: [Buffer("out", F32, 0, p["w"] * p["h"], output=True),
+                                       Buffer("in", F32, 0, p["w"] * p["h"])],
+   lambda x, p, g, b: _transpose(x, p, g, b, tile=32), block_required=(32, 8, 1))
+
+
+# ---------------------------------------------------------------- inplace.cu, misc.cu
+def _shift_scale(x, p, g, b, stride=1, scale=2.0):
+    a = x["a"].copy()
+    base = x["_offset"]["a"]
+    for i in range(_cnt(p, g, b)):
+        a[base + stride * i + p["off"]] = F32(scale) * x["a"][base + stride * i]
+    return {"a": a}
+
+
+_w("shift_scale", lambda p, g, b: [Buffer("a", F32, min(0, p["off"]),
+                                          max(p["n"], p["n"] + p["off"]), output=True)],
+   _shift_scale)
+_w("strided_pair_copy",
+   lambda p, g, b: [Buffer("a", F32, min(0, p["off"]),
+                           max(2 * p["n"] - 1, 2 * (p["n"] - 1) + p["off"] + 1), output=True)],
+   lambda x, p, g, b: _shift_scale(x, p, g, b, stride=2, scale=3.0))
+
+
+def _interleave(x, p, g, b):
+    a = x["a"].copy()
+    k = _cnt(p, g, b)
+    a[1:2 * k:2] = F32(0.5) * x["a"][0:2 * k:2] + F32(1)
+    return {"a": a}
+
+
+_w("interleave_odd_from_even",
+   lambda p, g, b: [Buffer("a", F32, 0, 2 * p["n"], output=True)], _interleave)
+
+
+def _masked(x, p, g, b):
+    out = x["out"].copy()
+    k = _cnt(p, g, b)
+    sel = x["mask"][:k] != 0
+    out[:k] = np.where(sel, F32(2) * x["in"][:k], out[:k])
+    return {"out": out}
+
+
+_w("early_return_masked",
+   lambda p, g, b: [Buffer("out", F32, 0, p["n"], output=True), Buffer("in", F32, 0, p["n"]),
+                    Buffer("mask", I32, 0, p["n"], _rand_index(2))], _masked)
+
+_COUNT = 1000
+
+
+def _loop_bound(x, p, g, b):
+    m = int(x["count"][0])
+    out = x["out"].copy()
+    out[:m] = x["in"][:m] + F32(1)
+    return {"out": out}
+
+
+def _loop_bound_buffers(p, g, b):
+    m = p.get("m", _COUNT)
+
+    def count(rng, c):
+        return np.array([m], I32)
+    return [Buffer("out", F32, 0, m, output=True), Buffer("in", F32, 0, m),
+            Buffer("count", I32, 0, 1, count)]
+
+
+_w("loop_bound_from_memory", _loop_bound_buffers, _loop_bound)
+
+
+def _rotate_segments(p, g, b):
+    n = min(p["n"], _threads(g, b))
+    segs = []
+    for off in (p["src_off"], p["dst_off"]):
+        off &= 0xFFFFFFFF
+        end = off + n
+        if end > 1 << 32:
+            segs += [(off, 1 << 32), (0, end - (1 << 32))]
+        elif n:
+            segs.append((off, end))
+    return tuple(segs)
+
+
+def _rotate_buffer(p, g, b):
+    segs = _rotate_segments(p, g, b)
+    hi = max((e for _, e in segs), default=1)
+    if hi <= 1 << 24:
+        return [Buffer("a", F32, 0, hi, output=True)]
+    return [Buffer("a", F32, 0, hi, output=True, segments=segs)]
+
+
+def _rotate(x, p, g, b):
+    if len(x["a"]) < max((e for _, e in _rotate_segments(p, g, b)), default=0):
+        return None  # a sparse buffer: no dense reference
+    a = x["a"].copy()
+    for i in range(min(p["n"], _threads(g, b))):
+        a[(p["dst_off"] + i) & 0xFFFFFFFF] = x["a"][(p["src_off"] + i) & 0xFFFFFFFF]
+    return {"a": a}
+
+
+_w("rotate_copy_u32", _rotate_buffer, _rotate)
+_w("empty_kernel", lambda p, g, b: [], lambda x, p, g, b: {})
+
+
+# ---------------------------------------------------------------- reduction.cu
+def _block_sums(vals, g, bs):
+    v = np.zeros(g[0] * bs, dtype=F32)
+    v[:min(len(vals), len(v))] = vals[:len(v)]
+    return v.reshape(g[0], bs).sum(axis=1, dtype=F64).astype(F32)
+
+
+_w("reduce_sum_block", lambda p, g, b: [Buffer("out", F32, 0, g[0], output=True),
+                                        Buffer("in", F32, 0, p["n"])],
+   lambda x, p, g, b: {"out": _block_sums(x["in"][:p["n"]], g, b[0])}, rtol=1e-4, atol=1e-4,
+   block_required=(256, 1, 1))
+_w("dot_partial", lambda p, g, b: [Buffer("partial", F32, 0, g[0], output=True),
+                                   Buffer("a", F32, 0, p["n"]), Buffer("b", F32, 0, p["n"])],
+   lambda x, p, g, b: {"partial": _block_sums(x["a"][:p["n"]] * x["b"][:p["n"]], g, b[0])},
+   rtol=1e-4, atol=1e-4, block_required=(256, 1, 1))
+
+
+def _warp_sums(x, p, g, b):
+    T = _threads(g, b)
+    v = np.zeros(T, dtype=F32)
+    k = min(p["n"], T)
+    v[:k] = x["in"][:k]
+    return v.reshape(-1, 32).sum(axis=1, dtype=F64).astype(F32)
+
+
+_w("warp_reduce_to_array", lambda p, g, b: [Buffer("out", F32, 0, _threads(g, b) // 32,
+                                                   output=True),
+                                            Buffer("in", F32, 0, p["n"])],
+   lambda x, p, g, b: {"out": _warp_sums(x, p, g, b)}, rtol=1e-4, atol=1e-4)
+_w("warp_reduce_atomic", lambda p, g, b: [Buffer("total", F32, 0, 1, output=True),
+                                          Buffer("in", F32, 0, p["n"])],
+   lambda x, p, g, b: {"total": x["total"] + _warp_sums(x, p, g, b).sum(dtype=F64)},
+   rtol=1e-4, atol=1e-4)
+
+
+# ---------------------------------------------------------------- shared_tiles.cu
+def _matmul(x, p, g, b, accumulate):
+    n = p["n"]
+    A = x["A"][:n * n].reshape(n, n).astype(F64)
+    B = x["B"][:n * n].reshape(n, n).astype(F64)
+    C = x["C"].copy()
+    R, K = min(n, g[1] * 16), min(n, g[0] * 16)
+    prod = (A @ B).astype(F32)
+    c = C[:n * n].reshape(n, n)
+    c[:R, :K] = prod[:R, :K] + (c[:R, :K] if accumulate else 0)
+    return {"C": C}
+
+
+for _name, _acc in (("matmul_tiled", False), ("gemm_accumulate_tiled", True)):
+    _w(_name, lambda p, g, b: [Buffer("C", F32, 0, p["n"] ** 2, output=True),
+                               Buffer("A", F32, 0, p["n"] ** 2),
+                               Buffer("B", F32, 0, p["n"] ** 2)],
+       lambda x, p, g, b, acc=_acc: _matmul(x, p, g, b, acc), rtol=1e-4, atol=1e-4,
+       block_required=(16, 16, 1))
+
+
+# ---------------------------------------------------------------- stencil.cu
+def _stencil3(x, p, g, b):
+    out = x["out"].copy()
+    n = p["n"]
+    hi = min(n - 1, _threads(g, b))
+    if hi > 1:
+        i = x["in"]
+        out[1:hi] = i[0:hi - 1] + i[1:hi] + i[2:hi + 1]
+    return {"out": out}
+
+
+_w("stencil1d_3pt", lambda p, g, b: [Buffer("out", F32, 0, p["n"], output=True),
+                                     Buffer("in", F32, 0, p["n"])], _stencil3)
+
+
+def _jacobi(x, p, g, b):
+    d = x["dst"].copy()
+    s = x["src"]
+    k = _cnt(p, g, b)
+    for i in range(k):
+        if i == 0 or i == p["n"] - 1:
+            d[i] = s[i]
+        else:
+            d[i] = F32(0.5) * (s[i - 1] + s[i + 1])
+    return {"dst": d}
+
+
+_w("jacobi_pingpong", lambda p, g, b: [Buffer("dst", F32, 0, p["n"], output=True),
+                                       Buffer("src", F32, 0, p["n"])], _jacobi)
+
+
+def _stencil_r3(x, p, g, b):
+    N = g[0] * 128
+    i = x["in"].astype(F64)
+    win = sum(i[k:k + N] for k in range(7))
+    return {"out": win.astype(F32)}
+
+
+_w("stencil1d_shared_r3", lambda p, g, b: [Buffer("out", F32, 0, g[0] * 128, output=True),
+                                           Buffer("in", F32, 0, g[0] * 128 + 6)],
+   _stencil_r3, rtol=1e-4, atol=1e-4, block_required=(128, 1, 1))
+
+
+def _stencil2d(x, p, g, b):
+    w, h = p["w"], p["h"]
+    t = x["in"][:w * h].reshape(h, w).astype(F64)
+    X, Y = min(w, g[0] * 16), min(h, g[1] * 16)
+    ys, xs = np.mgrid[0:Y, 0:X]
+    c = t[ys, xs]
+    s = c + t[ys, np.maximum(xs - 1, 0)] + t[ys, np.minimum(xs + 1, w - 1)]
+    s = s + t[np.maximum(ys - 1, 0), xs] + t[np.minimum(ys + 1, h - 1), xs]
+    out = x["out"].copy()
+    out[:w * h].reshape(h, w)[:Y, :X] = (0.2 * s).astype(F32)
+    return {"out": out}
+
+
+_w("stencil2d_5pt_halo", lambda p, g, b: [Buffer("out", F32, 0, p["w"] * p["h"], output=True),
+                                          Buffer("in", F32, 0, p["w"] * p["h"])],
+   _stencil2d, rtol=1e-4, atol=1e-4, block_required=(16, 16, 1))
+
+
+# ---------------------------------------------------------------- structs_calls.cu
+def _field(p, name, offset):
+    for off, _size, value in p[name]:
+        if off == offset:
+            return value
+    raise KeyError((name, offset))
+
+
+def _scale_buf(x, p, g, b):
+    dst = x[("dst", 0)].copy()
+    k = max(0, min(_field(p, "src", 8), _field(p, "dst", 8), _threads(g, b)))
+    dst[:k] = F32(p["s"]) * x[("src", 0)][:k]
+    return {("dst", 0): dst}
+
+
+_w("scale_buf", lambda p, g, b: [Buffer(("dst", 0), F32, 0, _field(p, "dst", 8), output=True),
+                                 Buffer(("src", 0), F32, 0, _field(p, "src", 8))], _scale_buf)
+
+
+def _span(x, p, g, b):
+    y = x[("y", 0)].copy()
+    k = max(0, min(_field(p, "y", 8), _threads(g, b)))
+    y[:k] = y[:k] + F32(p["a"]) * x["x"][:k]
+    return {("y", 0): y}
+
+
+_w("span_axpy_inplace", lambda p, g, b: [Buffer(("y", 0), F32, 0, _field(p, "y", 8),
+                                                output=True),
+                                         Buffer("x", F32, 0, _field(p, "y", 8))], _span)
+
+
+# ---------------------------------------------------------------- vector_types.cu
+def _scale4(x, p, g, b):
+    out = x["out"].copy()
+    k = 4 * max(0, min(p["n4"], _threads(g, b)))
+    out[:k] = x["in"][:k] * F32(p["s"])
+    return {"out": out}
+
+
+_w("scale_float4", lambda p, g, b: [Buffer("out", F32, 0, 4 * p["n4"], output=True),
+                                    Buffer("in", F32, 0, 4 * p["n4"])], _scale4)
+
+
+def _half(bits):
+    return np.array(bits, dtype=np.uint16).view(F16)
+
+
+def _half_axpy(x, p, g, b):
+    out = x["out"].copy()
+    k = _cnt(p, g, b)
+    a = _half(p["a"])
+    out[:k] = (a * x["x"][:k]).astype(F16) + x["y"][:k]
+    return {"out": out}
+
+
+_w("half_axpy", lambda p, g, b: [Buffer("out", F16, 0, p["n"], output=True),
+                                 Buffer("x", F16, 0, p["n"]), Buffer("y", F16, 0, p["n"])],
+   _half_axpy, rtol=2e-3, atol=2e-3)
+
+
+def _half2(x, p, g, b):
+    d = x["data"].copy()
+    k = _cnt(p, g, b)
+    s = np.array([p["s"] & 0xFFFF, p["s"] >> 16], dtype=np.uint16).view(F16)
+    d[:2 * k] = (d[:2 * k].reshape(-1, 2) * s).astype(F16).reshape(-1)
+    return {"data": d}
+
+
+_w("half2_scale_inplace", lambda p, g, b: [Buffer("data", F16, 0, 2 * p["n"], output=True)],
+   _half2, rtol=2e-3, atol=2e-3)
+
+
+# ---------------------------------------------------------------- Triton
+def _tri(p, g):
+    return max(0, min(p["n"], g[0] * 256))
+
+
+def _tri_add(x, p, g, b):
+    out = x["out_ptr"].copy()
+    k = _tri(p, g)
+    out[:k] = x["x_ptr"][:k] + x["y_ptr"][:k]
+    return {"out_ptr": out}
+
+
+_w("add_kernel", lambda p, g, b: [Buffer("out_ptr", F32, 0, p["n"], output=True),
+                                  Buffer("x_ptr", F32, 0, p["n"]),
+                                  Buffer("y_ptr", F32, 0, p["n"])], _tri_add)
+_w("relu_inplace_kernel", lambda p, g, b: [Buffer("x_ptr", F32, 0, p["n"], output=True)],
+   lambda x, p, g, b: {"x_ptr": np.concatenate([np.maximum(x["x_ptr"][:_tri(p, g)], F32(0)),
+                                                x["x_ptr"][_tri(p, g):]])})
+_w("fill_kernel", lambda p, g, b: [Buffer("out_ptr", F32, 0, p["n"], output=True)],
+   lambda x, p, g, b: {"out_ptr": np.concatenate([np.full(_tri(p, g), F32(p["value"])),
+                                                  x["out_ptr"][_tri(p, g):]])})
+_w("sum_atomic_kernel", lambda p, g, b: [Buffer("sum_ptr", F32, 0, 1, output=True),
+                                         Buffer("x_ptr", F32, 0, p["n"])],
+   lambda x, p, g, b: {"sum_ptr": x["sum_ptr"] + x["x_ptr"][:_tri(p, g)].sum(dtype=F64)},
+   rtol=1e-4, atol=1e-4, shared_bytes=16)
+
+
+# ---------------------------------------------------------------- numba
+def _numba_scale(x, p, g, b):
+    out = x["out_data"].copy()
+    k = max(0, min(p["out_nitems"], _threads(g, b)))
+    out[:k] = x["a_data"][:k] * F32(p["s"])
+    return {"out_data": out}
+
+
+_w("numba:scale_numba", lambda p, g, b: [Buffer("out_data", F32, 0, p["out_nitems"],
+                                                output=True),
+                                         Buffer("a_data", F32, 0, p["a_nitems"])],
+   _numba_scale)
+_w("numba:increment_numba", lambda p, g, b: [Buffer("a_data", F32, 0, p["a_nitems"],
+                                                    output=True)],
+   lambda x, p, g, b: {"a_data": np.concatenate([
+       x["a_data"][:max(0, min(p["a_nitems"], _threads(g, b)))] + F32(1),
+       x["a_data"][max(0, min(p["a_nitems"], _threads(g, b))):]])})
+
+
+def _numba_hist(x, p, g, b):
+    k = max(0, min(p["bins_nitems"], _threads(g, b)))
+    return {"counts_data": x["counts_data"] + np.bincount(
+        x["bins_data"][:k], minlength=p["counts_nitems"]).astype(I32)}
+
+
+_w("numba:histogram_numba",
+   lambda p, g, b: [Buffer("counts_data", I32, 0, p["counts_nitems"], output=True),
+                    Buffer("bins_data", I32, 0, p["bins_nitems"],
+                           _rand_index(p["counts_nitems"]))], _numba_hist)
