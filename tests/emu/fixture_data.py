@@ -109,3 +109,14 @@ def check_reference(kernel: str, emu, placement, inputs, grid, block) -> list[st
             problems.append(f"{key}: {len(bad)} elements differ, first {bad[:5]}: "
                             f"got {have[bad[:3]]} want {value[bad[:3]]}")
     return problems
+
+
+def prepare(kernel: str, path: Path, inst: dict, seed: int = 0):
+    """Emulator, program, entry name and packed params of an expected.toml instance."""
+    emu = Emulator()
+    rng = np.random.default_rng(seed)
+    placement = setup(emu, kernel, inst["params"], inst["grid"], inst["block"], rng,
+                      inst.get("allocations", ()))
+    program = emu.load_module(module(path))
+    values = param_values(expected()[kernel]["param_names"], placement.params)
+    return emu, program, entry_name(path, kernel), values
