@@ -262,7 +262,7 @@ def _trunc_div(a, b):
     """Signed division rounding toward zero (C semantics)."""
     q = np.floor_divide(a, b)
     r = a - q * b
-    adjust = (r != 0) & ((r < 0) != (b < 0))
+    adjust = (r != 0) & ((a < 0) != (b < 0))
     return q + adjust.astype(q.dtype)
 
 

@@ -39,6 +39,8 @@ __all__ = ["ByteRanges", "AtomicRecord", "InstanceTrace", "Tracer"]
 
 READ, WRITE, FIRST_WRITE, READ_BEFORE_WRITE, ATOMIC, PLAIN_WRITE = 1, 2, 4, 8, 16, 32
 _IDEMPOTENT_OPS = frozenset({"max", "min", "and", "or"})
+_WORD = {2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}
+_REPEAT = {2: np.uint16(0x0101), 4: np.uint32(0x01010101), 8: np.uint64(0x0101010101010101)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,13 +125,19 @@ class InstanceTrace:
 
 
 def _runs(flags: np.ndarray, base: int) -> list[tuple[int, int]]:
+    """Maximal runs of nonzero flags as absolute ``(start, end)`` pairs, in order."""
     idx = np.flatnonzero(flags)
     if not len(idx):
         return []
     breaks = np.flatnonzero(np.diff(idx) != 1)
-    starts = np.r_[idx[0], idx[breaks + 1]]
-    ends = np.r_[idx[breaks], idx[-1]] + 1
-    return [(base + int(s), base + int(e)) for s, e in zip(starts, ends, strict=True)]
+    starts = np.r_[idx[0], idx[breaks + 1]] + base
+    ends = np.r_[idx[breaks], idx[-1]] + 1 + base
+    return list(zip(starts.tolist(), ends.tolist(), strict=True))
+
+
+def _ordered(pairs: list[tuple[int, int]]) -> ByteRanges:
+    """Runs of separate allocations (disjoint, never adjacent) as one ByteRanges."""
+    return ByteRanges(tuple(sorted(pairs)))
 
 
 class Tracer:
@@ -144,7 +152,7 @@ class Tracer:
     def _state(self, alloc) -> np.ndarray:
         entry = self._flags.get(alloc.base)
         if entry is None or entry[0] is not alloc:
-            entry = (alloc, np.zeros(max(alloc.size, 1), dtype=np.uint8))
+            entry = (alloc, np.zeros((max(alloc.size, 1) + 15) // 16 * 16, dtype=np.uint8))
             self._flags[alloc.base] = entry
         return entry[1]
 
@@ -154,21 +162,35 @@ class Tracer:
             return off
         return (off[:, None] + np.arange(nbytes)).ravel()
 
+    @staticmethod
+    def _words(s: np.ndarray, off: np.ndarray, nbytes: int):
+        """The flag array as words of ``nbytes`` and the word of each aligned access."""
+        dtype = _WORD.get(nbytes)
+        if dtype is not None and not (off % nbytes).any():
+            return s.view(dtype), off // nbytes
+        return None, None
+
     def read(self, alloc, off: np.ndarray, nbytes: int) -> None:
         """Record a read of ``nbytes`` at each offset of ``alloc``."""
         s = self._state(alloc)
-        s[self._bytes(off, nbytes)] |= READ
+        words, idx = self._words(s, off, nbytes)
+        if words is None:
+            s[self._bytes(off, nbytes)] |= READ
+        else:
+            words[idx] |= _REPEAT[nbytes] * READ
 
     def write(self, alloc, off: np.ndarray, nbytes: int, plain: bool = True) -> None:
         """Record a write of ``nbytes`` at each offset of ``alloc``."""
         s = self._state(alloc)
-        idx = self._bytes(off, nbytes)
-        cur = s[idx]
-        new = cur | WRITE | np.where(cur == 0, FIRST_WRITE, 0).astype(np.uint8)
-        new |= np.where(cur & READ, READ_BEFORE_WRITE, 0).astype(np.uint8)
-        if plain:
-            new |= PLAIN_WRITE
-        s[idx] = new
+        words, idx = self._words(s, off, nbytes)
+        if words is None:
+            words, idx = s, self._bytes(off, nbytes)
+        cur = words[idx]
+        cur8 = cur.view(np.uint8)
+        new = cur8 | np.uint8(WRITE | (PLAIN_WRITE if plain else 0))
+        new |= (cur8 == 0).astype(np.uint8) * np.uint8(FIRST_WRITE)
+        new |= (cur8 & np.uint8(READ)) * np.uint8(READ_BEFORE_WRITE)
+        words[idx] = new.view(cur.dtype)
 
     def atomic(self, alloc, off: np.ndarray, info: tuple, values: np.ndarray) -> None:
         """Record an atomic instruction's accesses (``info`` is decoded at compile time)."""
@@ -211,14 +233,15 @@ class Tracer:
     def finish(self) -> InstanceTrace:
         """The trace and verdict of everything recorded."""
         reads, writes, clob, rtw, first, mixed = [], [], [], [], [], []
-        for alloc, s in self._flags.values():
+        for alloc, state in self._flags.values():
+            s = state[:alloc.size]
             reads += _runs(s & READ, alloc.base)
             writes += _runs(s & WRITE, alloc.base)
             clob += _runs((s & (READ | WRITE)) == (READ | WRITE), alloc.base)
             rtw += _runs(s & READ_BEFORE_WRITE, alloc.base)
             first += _runs(s & FIRST_WRITE, alloc.base)
             mixed += _runs((s & (ATOMIC | PLAIN_WRITE)) == (ATOMIC | PLAIN_WRITE), alloc.base)
-        clobbered = ByteRanges.from_pairs(clob)
+        clobbered = _ordered(clob)
         reasons: list[str] = []
         if clobbered:
             a, b = clobbered.ranges[0]
@@ -244,7 +267,5 @@ class Tracer:
         if mixed:
             a, _ = mixed[0]
             reasons.append(f"plain store and atomic on the same bytes at 0x{a:x}")
-        return InstanceTrace(ByteRanges.from_pairs(reads), ByteRanges.from_pairs(writes),
-                             clobbered, ByteRanges.from_pairs(rtw),
-                             ByteRanges.from_pairs(first), tuple(records), not reasons,
-                             tuple(reasons))
+        return InstanceTrace(_ordered(reads), _ordered(writes), clobbered, _ordered(rtw),
+                             _ordered(first), tuple(records), not reasons, tuple(reasons))
