@@ -223,6 +223,7 @@ def _format_param(param: Param) -> str:
     if param.vector:
         parts.append(f".{param.vector}")
     parts.append(f".{param.type}")
+    # `.ptr`, its state space and the pointee `.align N` follow the type, in source order.
     parts.extend(a for a in param.attributes if not a.startswith(".attribute"))
     return " ".join(parts) + f" {param.name}" + _format_dims(param.array)
 

@@ -569,13 +569,19 @@ def _declaration_fields(items: list) -> dict:
     fields = {"align": None, "vector": None, "attributes": (), "type": None, "name": None,
               "array": ()}
     attributes = []
+    pointer = False
     for item in items:
         if type(item) is _Tagged:
             tag, value = item
-            if tag in ("align", "vector", "array"):
+            if tag == "align" and pointer:
+                # `.ptr .global .align N`: the alignment of the memory pointed to (PTX ISA
+                # 5.1.6.1, kernel parameter attributes), not of the parameter itself.
+                attributes.append(f".align {value}")
+            elif tag in ("align", "vector", "array"):
                 fields[tag] = value
             elif tag == "attribute":
                 attributes.append(value)
+                pointer = pointer or value == ".ptr"
         elif isinstance(item, Token):
             if item.type == "TYPE":
                 fields["type"] = str(item)[1:]

@@ -120,3 +120,14 @@ def test_predicate_pair_with_a_sink():
     assert first.operands[0] == PredicatePair(first.operands[0].first, Sink())
     assert type(second.operands[0]) is PredicatePair
     assert parse_ptx(print_ptx(module)) == module
+
+
+def test_pointee_alignment_is_not_the_parameter_alignment():
+    # Triton writes `.param .u64 .ptr .global .align 1 p`: the `.align 1` is the alignment
+    # of the memory pointed to, so the u64 parameters still sit at 8-byte offsets.
+    path = next((FIXTURES / "ptx/triton").glob("add_kernel_sm80.ptx"))
+    kernel = parse_ptx_file(path).kernels[0]
+    pointer = kernel.params[0]
+    assert pointer.align is None and ".align 1" in pointer.attributes
+    assert all(p.offset % p.alignment == 0 for p in kernel.params)
+    assert [p.offset for p in kernel.params[:3]] == [0, 8, 16]
