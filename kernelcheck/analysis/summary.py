@@ -28,6 +28,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from kernelcheck.analysis.describe import byte_range_text
 from kernelcheck.analysis.lower import ProgramBuilder, affine_form, apply_guards
 from kernelcheck.analysis.semantics import is_memory_value
 from kernelcheck.analysis.symbolic import SymbolicAccess, symbolic_kernel
@@ -55,7 +56,7 @@ from kernelcheck.launch.check import (
 )
 
 __all__ = ["MemoryAccess", "KernelSummary", "analyze_kernel", "analyze_module", "atomic_rule",
-           "residue_disjoint"]
+           "residue_disjoint", "unanalysed_summary"]
 
 _BAD_ATOMICS = {"add", "sub", "inc", "dec", "cas", "xor", "unknown"}
 _OK_ATOMICS = {"max", "min", "and", "or"}
@@ -74,11 +75,18 @@ class MemoryAccess:
     guard: str
     base: str | None
     rule: str = ""
+    byte_range: str | None = None
+    function: str = ""
+    call_path: tuple[int, ...] = ()
+    space: str = "global"
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "instruction": self.instruction, "index": self.index,
                 "line": self.line, "width": self.width, "address": self.address,
-                "guard": self.guard, "base": self.base or "unknown base", "rule": self.rule}
+                "guard": self.guard, "base": self.base or "unknown base", "rule": self.rule,
+                "byte_range": self.byte_range, "function": self.function,
+                "space": self.space,
+                "call_path": list(self.call_path)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,10 +256,12 @@ def analyze_kernel(module: Module, function: Function) -> KernelSummary:
     builder = ProgramBuilder()
     records: list[AccessRecord] = []
     index_of: dict[int, int] = {}
+    guarded_of = []
     for a in sym.accesses:
         kind = READ if a.kind == "read" else WRITE if a.kind == "write" else (
             ATOMIC_BAD if a in bad_atomics else ATOMIC_OK)
         guarded = apply_guards(a.address, a.guard)
+        guarded_of.append(guarded)
         addr_slot = builder.slot(guarded)
         base = _base(a.address)
         indirect = contains(guarded, lambda t: type(t) is Opaque)
@@ -292,23 +302,41 @@ def analyze_kernel(module: Module, function: Function) -> KernelSummary:
                            "(address residues never meet)")
     else:
         kernel_class = "conditional"
+    ranges = {id(a): byte_range_text(g, a.width) for a, g in zip(sym.accesses, guarded_of,
+                                                                 strict=True)}
+    by_record = {index_of[id(a)]: a for a in sym.accesses}
     for w_index, r_index in pairs:
-        w, r = records[w_index], records[r_index]
-        conditions.append(f"not idempotent when the bytes written by {w.label} overlap the "
-                          f"bytes read by {r.label}")
+        w, r = by_record[w_index], by_record[r_index]
+        wr, rr = ranges[id(w)], ranges[id(r)]
+        if wr is not None and rr is not None:
+            text = (f"not idempotent when {wr} (written by {_where(w)}) overlaps {rr} "
+                    f"(read by {_where(r)})")
+        else:
+            text = (f"not idempotent when the bytes written by {records[w_index].label} "
+                    f"overlap the bytes read by {records[r_index].label}")
+        if text not in conditions:
+            conditions.append(text)
     if kernel_class == "conditional":
         reasons.extend(conditions)
     names = {}
     accesses = tuple(MemoryAccess(
         a.kind, a.instr.full_opcode, a.instr.index, a.instr.loc.line if a.instr.loc else None,
         a.width, render(a.address, names), " && ".join(render(g, names) for g in a.guard),
-        _base(a.address).name if _base(a.address) else None, access_rules.get(id(a), ""))
+        _base(a.address).name if _base(a.address) else None, access_rules.get(id(a), ""),
+        ranges[id(a)], a.function, a.call_path, a.space)
         for a in sym.accesses)
     check = LaunchCheck(function.name, function.param_size, tuple(builder.records),
                         tuple(records), tuple(pairs),
                         "; ".join(reasons) if kernel_class == "not_proven" else "")
     return KernelSummary(function.name, kernel_class, tuple(reasons), accesses, check,
                          tuple(conditions), time.perf_counter() - start, 0.0, params)
+
+
+def unanalysed_summary(function: Function, reason: str) -> KernelSummary:
+    """A ``not_proven`` summary for a kernel the analysis cannot read (e.g. SASS only)."""
+    params = tuple((p.name, p.offset, p.size) for p in function.params)
+    check = LaunchCheck(function.name, function.param_size, (), (), (), reason)
+    return KernelSummary(function.name, "not_proven", (reason,), (), check, params=params)
 
 
 def _describe_base(a: SymbolicAccess) -> str:

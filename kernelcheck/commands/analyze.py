@@ -2,6 +2,11 @@
 
 Without FILE, the bundled example (``elementwise.ptx``, five small kernels compiled for
 sm_90) is analysed, so the command shows what it does on a fresh install.
+
+Each kernel gets its structural report (:mod:`kernelcheck.structure`) and its idempotency
+class (:mod:`kernelcheck.analysis.summary`): ``always``, ``never``, ``conditional`` (with the
+condition in words) or ``not_proven`` (with the reason). ``--instance`` with ``--kernel``,
+``--grid`` and ``--block`` decides one kernel instance with its LaunchCheck.
 """
 
 from __future__ import annotations
@@ -40,6 +45,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--arch", metavar="SM", help="only images for this architecture")
     parser.add_argument("--functions", action="store_true",
                         help="also report device functions (.func), not only kernels")
+    parser.add_argument("--instance", metavar="PARAMS",
+                        help="decide one instance of --kernel: 'name=value,...' with PTX "
+                             "parameter names or p0..pN; integers (0x...), floats, or "
+                             "hex:<bytes> for an aggregate")
+    parser.add_argument("--grid", metavar="X[,Y,Z]", default="1",
+                        help="grid dimensions of the instance (default 1)")
+    parser.add_argument("--block", metavar="X[,Y,Z]", default="1",
+                        help="block dimensions of the instance (default 1)")
+    parser.add_argument("--allocations", metavar="BASE:SIZE,...",
+                        help="live device allocations, for accesses whose address depends "
+                             "on memory contents")
     parser.set_defaults(func=run)
 
 
@@ -55,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
         path = str(bundled_example())
         if not args.json:
             print(f"(no FILE given: analysing the bundled example {BUNDLED_EXAMPLE})\n")
+    instance = _instance_arguments(args)
     loaded = load_input(path, arch=args.arch)
     reports = list(_reports(loaded, args.kernel, args.functions))
     if args.kernel is not None and not any(kernels for _, kernels in reports):
@@ -64,12 +81,59 @@ def run(args: argparse.Namespace) -> int:
         raise KernelcheckError(
             f"{path}: no kernel named {args.kernel!r} (kernels: {', '.join(names) or 'none'})"
         )
+    verdicts = _decide(reports, instance) if instance is not None else {}
     if args.json:
-        json.dump(_json_document(loaded, reports), sys.stdout, indent=2)
+        json.dump(_json_document(loaded, reports, verdicts, instance), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        _print_text(loaded, reports)
+        _print_text(loaded, reports, verdicts, instance)
     return 1 if loaded.errors else 0
+
+
+def _instance_arguments(args: argparse.Namespace):
+    """``(values, grid, block, allocations)`` from the command line, or ``None``."""
+    from kernelcheck.launch.params import InstanceInputError, parse_dims, parse_instance_text
+
+    if args.instance is None:
+        if args.allocations is not None:
+            raise InstanceInputError("--allocations needs --instance")
+        return None
+    if args.kernel is None:
+        raise InstanceInputError("--instance needs --kernel NAME")
+    values = parse_instance_text(args.instance)
+    grid = parse_dims(args.grid, "--grid")
+    block = parse_dims(args.block, "--block")
+    allocations = None
+    if args.allocations is not None:
+        allocations = []
+        for item in args.allocations.split(","):
+            base, sep, size = item.partition(":")
+            try:
+                allocations.append((int(base, 0), int(size, 0)))
+            except ValueError:
+                raise InstanceInputError(f"malformed allocation {item!r} (expected "
+                                         f"BASE:SIZE, e.g. 0x7f0000000000:4096)") from None
+            if not sep or allocations[-1][1] <= 0:
+                raise InstanceInputError(f"malformed allocation {item!r} (expected "
+                                         f"BASE:SIZE with SIZE > 0)")
+    return values, grid, block, allocations
+
+
+def _decide(reports, instance) -> dict:
+    """Per analysed kernel (by ``id`` of its function), the instance verdict."""
+    from kernelcheck.launch.evaluate import evaluate
+    from kernelcheck.launch.params import param_buffer
+
+    values, grid, block, allocations = instance
+    out = {}
+    for _entry, kernels in reports:
+        for function, _structure, summary in kernels:
+            if summary is None:
+                continue
+            params = param_buffer(function, values)
+            out[id(function)] = evaluate(summary.launch_check, params, grid, block,
+                                         allocations)
+    return out
 
 
 def _reports(loaded: LoadedInput, only: str | None, functions: bool):
@@ -82,20 +146,43 @@ def _reports(loaded: LoadedInput, only: str | None, functions: bool):
                 continue
             if only is not None and only not in (function.name, demangle(function.name)):
                 continue
-            chosen.append((function, kernel_structure(function, entry.module)))
+            chosen.append((function, kernel_structure(function, entry.module),
+                           _summary(entry, function)))
         yield entry, chosen
 
 
-def _json_document(loaded: LoadedInput, reports) -> dict:
+def _summary(entry: LoadedModule, function):
+    """The idempotency analysis of ``function``, or a not_proven summary for SASS."""
+    from kernelcheck.analysis.summary import analyze_kernel, unanalysed_summary
+
+    if entry.language != "ptx":
+        return unanalysed_summary(function, "the idempotency analysis reads PTX; this image "
+                                            "has only SASS")
+    if not function.is_kernel:
+        return None
+    return analyze_kernel(entry.module, function)
+
+
+def _json_document(loaded: LoadedInput, reports, verdicts=None, instance=None) -> dict:
     from kernelcheck.binary.demangle import demangle
 
+    verdicts = verdicts or {}
     modules = []
     for entry, kernels in reports:
         module = entry.module
         items = []
-        for function, structure in kernels:
+        for function, structure, summary in kernels:
             item = structure.to_json()
             item["demangled"] = demangle(function.name)
+            if summary is not None:
+                _merge_summary(item, summary)
+            verdict = verdicts.get(id(function))
+            if verdict is not None:
+                item["instance"] = _instance_json(instance, verdict)
+                item.update({"verdict": verdict.verdict, "decided_by": verdict.decided_by,
+                             "detail": verdict.detail,
+                             "clobbered": None if verdict.clobbered is None
+                             else verdict.clobbered.to_json()})
             items.append(item)
         modules.append({
             "language": entry.language,
@@ -116,11 +203,48 @@ def _json_document(loaded: LoadedInput, reports) -> dict:
     }
 
 
-def _print_text(loaded: LoadedInput, reports) -> None:
+def _merge_summary(item: dict, summary) -> None:
+    """Add the analysis fields to a kernel's structural JSON item.
+
+    Analysed accesses of the kernel's own instructions extend the structural access entry
+    of the same instruction; accesses inlined from device functions are appended, with the
+    callee in ``function`` and the call instructions in ``call_path``.
+    """
+    data = summary.to_json()
+    item["class"] = data["class"]
+    item["reasons"] = data["reasons"]
+    item["conditions"] = data["conditions"]
+    item["launch_check"] = data["launch_check"]
+    own = {a["instruction"]: a for a in item["accesses"]}
+    for access, analysed in zip(summary.accesses, data["accesses"], strict=True):
+        fields = {"address": analysed["address"], "guard": analysed["guard"],
+                  "base": analysed["base"], "byte_range": analysed["byte_range"],
+                  "rule": analysed["rule"], "call_path": analysed["call_path"],
+                  "function": analysed["function"]}
+        if not access.call_path and access.index in own:
+            own[access.index].update(fields)
+            continue
+        item["accesses"].append({
+            "instruction": access.index, "text": access.instruction, "space": access.space,
+            "width": access.width, "kind": access.kind, "atomic_op": None,
+            "line": access.line, "file": None, **fields})
+
+
+def _instance_json(instance, verdict) -> dict:
+    values, grid, block, allocations = instance
+    return {"params": {k: (f"hex:{v.hex()}" if isinstance(v, bytes) else v)
+                       for k, v in values.items()},
+            "grid": list(grid), "block": list(block),
+            "allocations": None if allocations is None else [list(a) for a in allocations]}
+
+
+def _print_text(loaded: LoadedInput, reports, verdicts=None, instance=None) -> None:
+    verdicts = verdicts or {}
     for entry, kernels in reports:
         _print_module_header(loaded, entry, len(kernels))
-        for function, structure in kernels:
-            _print_kernel(structure, function)
+        for function, structure, summary in kernels:
+            _print_kernel(structure, function, summary, verdicts.get(id(function)),
+                          instance)
     for error in loaded.errors:
         print(f"error: {error}")
 
@@ -137,7 +261,8 @@ def _print_module_header(loaded: LoadedInput, entry: LoadedModule, count: int) -
     print()
 
 
-def _print_kernel(structure: KernelStructure, function) -> None:
+def _print_kernel(structure: KernelStructure, function, summary=None, verdict=None,
+                  instance=None) -> None:
     from kernelcheck.binary.demangle import demangle
 
     name = structure.name
@@ -170,4 +295,42 @@ def _print_kernel(structure: KernelStructure, function) -> None:
         print("  memory accesses: none in global or shared memory")
     if structure.unknown_opcodes:
         print(f"  unknown opcodes: {', '.join(structure.unknown_opcodes)}")
+    if summary is not None:
+        _print_summary(summary)
+    if verdict is not None:
+        _print_verdict(verdict, instance)
     print()
+
+
+_CLASS_TEXT = {
+    "always": "always idempotent (every instance)",
+    "never": "never idempotent (no instance)",
+    "conditional": "conditionally idempotent (depends on the arguments)",
+    "not_proven": "not proven",
+}
+
+
+def _print_summary(summary) -> None:
+    print(f"  idempotency: {_CLASS_TEXT.get(summary.kernel_class, summary.kernel_class)}")
+    if summary.kernel_class == "conditional":
+        for condition in summary.conditions:
+            print(f"    - {condition}")
+    else:
+        for reason in summary.reasons:
+            print(f"    - {reason}")
+
+
+def _print_verdict(verdict, instance) -> None:
+    values, grid, block, _ = instance
+    dims = f"grid {'x'.join(map(str, grid))}, block {'x'.join(map(str, block))}"
+    print(f"  instance ({dims}): {verdict.verdict.replace('_', ' ')} "
+          f"(decided by {verdict.decided_by})")
+    if verdict.detail:
+        print(f"    {verdict.detail}")
+    if verdict.clobbered:
+        ranges = ", ".join(f"[{a:#x}, {b:#x})" for a, b in verdict.clobbered.ranges[:8])
+        more = len(verdict.clobbered.ranges) - 8
+        print(f"    clobbered bytes ({len(verdict.clobbered)}): {ranges}"
+              f"{f' and {more} more ranges' if more > 0 else ''}")
+
+

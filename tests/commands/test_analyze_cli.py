@@ -84,3 +84,84 @@ def test_bad_input_is_one_line_exit_2_without_traceback(tmp_path, content):
 def test_missing_file(capsys):
     assert main(["analyze", "/nonexistent/k.ptx"]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------- verdicts
+
+ELEMENTWISE = str(FIXTURES / "ptx/sm_90/elementwise.ptx")
+STRUCTS = str(FIXTURES / "ptx/sm_90/structs_calls.ptx")
+
+
+def _kernel_json(capsys, *argv):
+    assert main(["analyze", "--json", *argv]) == 0
+    return json.loads(capsys.readouterr().out)["modules"][0]["kernels"]
+
+
+def test_text_report_gives_class_and_condition_in_words(capsys):
+    assert main(["analyze", "--kernel", "vec_add", ELEMENTWISE]) == 0
+    out = capsys.readouterr().out
+    assert "idempotency: conditionally idempotent" in out
+    assert ("not idempotent when [vec_add_param_0, vec_add_param_0 + 4*vec_add_param_3) "
+            "(written by st.global.f32 #20, line 14) overlaps [vec_add_param_1, "
+            "vec_add_param_1 + 4*vec_add_param_3)") in out
+
+
+def test_json_has_class_reasons_accesses_and_launch_check(capsys):
+    kernels = {k["name"]: k for k in _kernel_json(capsys, ELEMENTWISE)}
+    assert kernels["vec_add"]["class"] == "conditional"
+    assert kernels["fill_f32"]["class"] == "always"
+    assert kernels["fill_f32"]["reasons"] == ["only global writes, no global read"]
+    write = [a for a in kernels["vec_add"]["accesses"] if a["kind"] == "write"][0]
+    assert write["base"] == "vec_add_param_0" and write["width"] == 4
+    assert "%tid.x" in write["address"] and "vec_add_param_3" in write["guard"]
+    check = kernels["vec_add"]["launch_check"]
+    assert check["format_version"] >= 1 and len(check["pairs"]) == 2
+
+
+@pytest.mark.parametrize("placement,verdict,clobbered", [
+    ("p0=0x7f3a00100000,p1=0x7f3a00000000,p2=0x7f3a00001000", "idempotent", None),
+    ("vec_add_param_0=0x7f3a00000800,p1=0x7f3a00000000,p2=0x7f3a00100000",
+     "not_idempotent", [[0x7F3A00000800, 0x7F3A00001000]]),
+])
+def test_instance_verdict_and_clobbered_bytes(capsys, placement, verdict, clobbered):
+    (kernel,) = _kernel_json(capsys, "--kernel", "vec_add", "--instance",
+                             placement + ",p3=1024", "--grid", "4", "--block", "256",
+                             ELEMENTWISE)
+    assert kernel["verdict"] == verdict
+    assert kernel["decided_by"] == ("disjoint" if verdict == "idempotent" else "overlap")
+    if clobbered is not None:
+        assert kernel["clobbered"] == clobbered
+
+
+def test_instance_of_aggregate_parameters_as_hex_bytes(capsys):
+    def buf(pointer, n):
+        return "hex:" + (pointer.to_bytes(8, "little") + n.to_bytes(4, "little")
+                         + bytes(4)).hex()
+
+    src, dst = 0x7F0000000000, 0x7F0000000800
+    (kernel,) = _kernel_json(capsys, "--kernel", "scale_buf", "--instance",
+                             f"p0={buf(src, 1024)},p1={buf(dst, 512)},p2=2.0",
+                             "--grid", "4", "--block", "256", STRUCTS)
+    assert kernel["verdict"] == "idempotent"  # only i < min(1024, 512) run
+    (same,) = _kernel_json(capsys, "--kernel", "scale_buf", "--instance",
+                           f"p0={buf(src, 1024)},p1={buf(src, 1024)},p2=2.0",
+                           "--grid", "4", "--block", "256", STRUCTS)
+    assert same["verdict"] != "idempotent"
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--instance", "p9=1"], "no parameter 'p9'"),
+    (["--instance", "p0=zz,p1=0,p2=0,p3=1"], "malformed value for p0"),
+    (["--instance", "p0=1,p1=2"], "no value for vec_add_param_2, vec_add_param_3"),
+    (["--instance", "p0=1,p1=2,p2=3,p3=4", "--grid", "0"], "malformed --grid"),
+    (["--instance", "p0=hex:00,p1=2,p2=3,p3=4"], "takes 8 bytes, got 1"),
+])
+def test_bad_instance_input_is_one_line_exit_2(capsys, argv, message):
+    assert main(["analyze", "--kernel", "vec_add", *argv, ELEMENTWISE]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and "\n" not in err
+
+
+def test_instance_needs_a_kernel(capsys):
+    assert main(["analyze", "--instance", "p0=1", ELEMENTWISE]) == 2
+    assert "--instance needs --kernel" in capsys.readouterr().err
