@@ -55,6 +55,8 @@ def format_sass_operand(operand) -> str:
     'desc[UR4][R2.64+0xc]'
     """
     kind = type(operand)
+    if kind is Symbol and operand.name.startswith("."):
+        return f"`({operand.name})"  # a label, as the listing writes branch targets
     if kind is Register or kind is SpecialRegister or kind is Symbol:
         return operand.name
     if kind is Immediate:
