@@ -45,6 +45,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--arch", metavar="SM", help="only images for this architecture")
     parser.add_argument("--functions", action="store_true",
                         help="also report device functions (.func), not only kernels")
+    parser.add_argument("--prefer", choices=("sass", "ptx", "both"), default="sass",
+                        help="where a binary holds both a cubin and PTX for an "
+                             "architecture, analyse the SASS (default: it is what runs), "
+                             "the PTX, or both")
+    parser.add_argument("--jsonl", metavar="OUT",
+                        help="analyse every image over a process pool and stream one JSON "
+                             "line per kernel to OUT ('-' for stdout); a summary follows")
+    parser.add_argument("--jobs", type=int, metavar="N",
+                        help="worker processes for --jsonl (default: all cores)")
     parser.add_argument("--instance", metavar="PARAMS",
                         help="decide one instance of --kernel: 'name=value,...' with PTX "
                              "parameter names or p0..pN; integers (0x...), floats, or "
@@ -71,8 +80,10 @@ def run(args: argparse.Namespace) -> int:
         path = str(bundled_example())
         if not args.json:
             print(f"(no FILE given: analysing the bundled example {BUNDLED_EXAMPLE})\n")
+    if getattr(args, "jsonl", None):
+        return _run_jsonl(path, args)
     instance = _instance_arguments(args)
-    loaded = load_input(path, arch=args.arch)
+    loaded = load_input(path, arch=args.arch, prefer=getattr(args, "prefer", "sass"))
     reports = list(_reports(loaded, args.kernel, args.functions))
     if args.kernel is not None and not any(kernels for _, kernels in reports):
         from kernelcheck.errors import KernelcheckError
@@ -334,3 +345,33 @@ def _print_verdict(verdict, instance) -> None:
               f"{f' and {more} more ranges' if more > 0 else ''}")
 
 
+def _run_jsonl(path: str, args: argparse.Namespace) -> int:
+    """The library-scale run: a process pool, JSON lines as kernels finish, a summary."""
+    from kernelcheck.corpus import run_corpus
+
+    sink = sys.stdout if args.jsonl == "-" else open(args.jsonl, "w")  # noqa: SIM115
+    only = args.kernel
+
+    def write(record) -> None:
+        if only is not None and record.kernel is not None and only not in (
+                record.kernel, record.to_json()["demangled"]):
+            return
+        sink.write(json.dumps(record.to_json()) + "\n")
+        sink.flush()
+
+    try:
+        summary = run_corpus(path, arch=args.arch, jobs=args.jobs, prefer=args.prefer,
+                             on_record=write)
+    finally:
+        if sink is not sys.stdout:
+            sink.close()
+    report = sys.stderr if args.jsonl == "-" else sys.stdout
+    ok = summary.kernels - summary.kernels_failed
+    print(f"{path}: {summary.images} image(s), {summary.kernels} kernel(s): {ok} analysed, "
+          f"{summary.kernels_failed} failed, {summary.images_failed} image(s) failed, "
+          f"in {summary.seconds:.1f} s", file=report)
+    for cause, count in summary.causes.most_common():
+        print(f"  {count} failed: {cause}", file=report)
+    for error in summary.input_errors:
+        print(f"error: {error}", file=report)
+    return 1 if summary.causes or summary.input_errors else 0

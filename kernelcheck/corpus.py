@@ -1,0 +1,343 @@
+"""Analyse every kernel of a large binary (a whole library) over a process pool.
+
+The unit of work is one device image: nvdisasm, the slow part, runs once per cubin image
+and every kernel of it is then parsed (and, at the ``structure`` stage, given its
+structural report) in the same worker process. Results stream back per image and are
+handed to the caller one :class:`KernelRecord` per kernel as soon as their image is done
+(``kernelcheck analyze --jsonl`` writes them as JSON lines). Nothing one image does can
+stop the run: a corrupt image, nvdisasm failing, a function that does not parse, an
+analysis fault, even a worker process dying, become failed records with their cause,
+and :class:`CorpusSummary` counts them by cause at the end.
+
+Which images are analysed follows :func:`kernelcheck.inputs.load_input`: the SASS of every
+cubin for the requested architecture, and PTX only for architectures no cubin matches
+(or as ``prefer`` says).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+
+__all__ = ["KernelRecord", "CorpusSummary", "ImageJob", "plan_jobs", "analyse_image",
+           "run_corpus"]
+
+#: Version of the JSON line format of :meth:`KernelRecord.to_json`.
+JSONL_FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class KernelRecord:
+    """The outcome for one kernel (or for a whole image that failed before its kernels).
+
+    ``status`` is ``"ok"`` or ``"failed"``; a failure has ``cause`` (the error class, e.g.
+    ``SassSyntaxError``, ``NvdisasmError``) and ``error`` (its message). ``kernel`` is
+    ``None`` for an image-level failure.
+    """
+
+    file: str
+    image: str
+    arch: str | None
+    language: str
+    kernel: str | None
+    status: str
+    cause: str | None = None
+    error: str | None = None
+    instructions: int = 0
+    blocks: int = 0
+    loops: int | None = None
+    params: tuple[tuple[str, int, int], ...] = ()
+    accesses: tuple[tuple[str, str, int], ...] = ()
+    unknown_opcodes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict:
+        """One JSON line's object (format :data:`JSONL_FORMAT_VERSION`)."""
+        from kernelcheck.binary.demangle import demangle
+
+        item = {
+            "format_version": JSONL_FORMAT_VERSION,
+            "file": self.file,
+            "image": self.image,
+            "arch": self.arch,
+            "language": self.language,
+            "kernel": self.kernel,
+            "demangled": demangle(self.kernel) if self.kernel else None,
+            "status": self.status,
+        }
+        if self.status != "ok":
+            item["cause"] = self.cause
+            item["error"] = self.error
+            return item
+        item.update({
+            "instructions": self.instructions,
+            "blocks": self.blocks,
+            "loops": self.loops,
+            "params": [{"name": n, "offset": o, "size": s} for n, o, s in self.params],
+            "accesses": [{"space": sp, "kind": k, "count": c}
+                         for sp, k, c in self.accesses],
+            "unknown_opcodes": list(self.unknown_opcodes),
+        })
+        return item
+
+
+@dataclass(frozen=True, slots=True)
+class ImageJob:
+    """One image to analyse: its bytes, kind (``cubin``/``ptx``) and where it was found."""
+
+    file: str
+    image: str
+    arch: str | None
+    kind: str
+    data: bytes
+
+
+@dataclass
+class CorpusSummary:
+    """Totals of a run: images, kernels ok and failed, failures by cause, time split."""
+
+    images: int = 0
+    images_failed: int = 0
+    kernels: int = 0
+    kernels_failed: int = 0
+    causes: Counter = field(default_factory=Counter)
+    seconds: float = 0.0
+    nvdisasm_seconds: float = 0.0
+    parse_seconds: float = 0.0
+    analysis_seconds: float = 0.0
+    input_errors: tuple[str, ...] = ()
+
+    def add(self, record: KernelRecord) -> None:
+        if record.kernel is None:
+            self.images_failed += 1
+        else:
+            self.kernels += 1
+        if record.status != "ok":
+            if record.kernel is not None:
+                self.kernels_failed += 1
+            self.causes[record.cause or "unknown"] += 1
+
+
+def plan_jobs(path: str, arch: str | None = None, prefer: str = "sass"
+              ) -> tuple[list[ImageJob], tuple[str, ...]]:
+    """The images of ``path`` to analyse, and the errors met while listing them."""
+    from kernelcheck.binary.image import open_binary
+    from kernelcheck.inputs import _arch_key, _arch_matches, _read
+
+    data = _read(path)
+    image = open_binary(data, filename=path)
+    wanted = [e for e in image.images if e.kind in ("ptx", "cubin")
+              and _arch_matches(e.arch, arch)]
+    cubins = {_arch_key(e.arch) for e in wanted if e.kind == "cubin"}
+    ptxs = {_arch_key(e.arch) for e in wanted if e.kind == "ptx"}
+    jobs = []
+    for embedded in wanted:
+        key = _arch_key(embedded.arch)
+        if embedded.kind == "ptx" and key in cubins and prefer == "sass":
+            continue
+        if embedded.kind == "cubin" and key in ptxs and prefer == "ptx":
+            continue
+        jobs.append(ImageJob(path, embedded.origin.describe(), embedded.arch,
+                             embedded.kind, embedded.data))
+    return jobs, tuple(str(e) for e in image.errors)
+
+
+def _structure_fields(function) -> dict:
+    from kernelcheck.ir.cfg import control_flow_graph
+    from kernelcheck.ir.loops import natural_loops
+    from kernelcheck.ir.operands import access_kind, memory_space
+
+    loops = len(natural_loops(control_flow_graph(function)))
+    counts: Counter = Counter()
+    for instr in function.instructions:
+        kind = access_kind(instr)
+        if kind is not None:
+            counts[(memory_space(instr), kind)] += 1
+    return {"loops": loops,
+            "accesses": tuple((s, k, c) for (s, k), c in sorted(counts.items()))}
+
+
+def analyse_image(job: ImageJob, stage: str = "structure") -> tuple[list[KernelRecord], dict]:
+    """Analyse one image in the calling process; never raises for a property of the input.
+
+    Returns the records (one per kernel, or one image-level failure) and the seconds spent
+    in ``nvdisasm``, ``parse`` and ``analysis``.
+    """
+    from kernelcheck.errors import KernelcheckError
+
+    timing = {"nvdisasm": 0.0, "parse": 0.0, "analysis": 0.0}
+    base = {"file": job.file, "image": job.image, "arch": job.arch,
+            "language": "sass" if job.kind == "cubin" else "ptx"}
+
+    def image_failure(error: BaseException) -> list[KernelRecord]:
+        return [KernelRecord(**base, kernel=None, status="failed",
+                             cause=type(error).__name__, error=str(error))]
+
+    label = f"{job.file}:{job.image}"
+    try:
+        if job.kind == "cubin":
+            from kernelcheck.binary.cubin import CubinFile
+            from kernelcheck.binary.nvdisasm import disassemble
+            from kernelcheck.sass.loader import functions_of_cubin
+
+            start = time.perf_counter()
+            cubin = CubinFile(job.data, filename=label)
+            code = disassemble(job.data, label=label)
+            timing["nvdisasm"] = time.perf_counter() - start
+            start = time.perf_counter()
+            functions, failures = functions_of_cubin(cubin, code, filename=label)
+            kernel_names = {k.name for k in cubin.iter_kernels()}
+            timing["parse"] = time.perf_counter() - start
+        else:
+            from kernelcheck.ptx.parser import parse_ptx
+
+            start = time.perf_counter()
+            module = parse_ptx(job.data, filename=label)
+            timing["parse"] = time.perf_counter() - start
+            functions, failures = module.kernels, ()
+            kernel_names = {f.name for f in functions}
+    except KernelcheckError as error:
+        return image_failure(error), timing
+    except Exception as error:  # a fault of ours: still only this image fails
+        return image_failure(error), timing
+    records = [KernelRecord(**base, kernel=f.name, status="failed", cause=f.cause,
+                            error=str(f.error))
+               for f in failures if f.name in kernel_names]
+    start = time.perf_counter()
+    for function in functions:
+        if not function.is_kernel:
+            continue
+        fields = {"instructions": len(function.instructions),
+                  "blocks": len(function.blocks),
+                  "params": tuple((p.name, p.offset, p.size) for p in function.params),
+                  "unknown_opcodes": tuple(sorted({i.opcode for i in function.instructions
+                                                   if not i.known}))}
+        try:
+            if stage == "structure":
+                fields.update(_structure_fields(function))
+        except Exception as error:  # noqa: BLE001 - reported per kernel, with its cause
+            records.append(KernelRecord(**base, kernel=function.name, status="failed",
+                                        cause=type(error).__name__, error=str(error)))
+            continue
+        records.append(KernelRecord(**base, kernel=function.name, status="ok", **fields))
+    timing["analysis"] = time.perf_counter() - start
+    return records, timing
+
+
+def _progress(summary: CorpusSummary, done: int, total: int, started: float) -> None:
+    elapsed = max(time.perf_counter() - started, 1e-9)
+    sys.stderr.write(f"\r{done}/{total} images, {summary.kernels} kernels "
+                     f"({summary.kernels_failed} failed), {summary.kernels / elapsed:.0f} "
+                     f"kernels/s ")
+    sys.stderr.flush()
+
+
+def run_corpus(
+    path: str,
+    *,
+    arch: str | None = None,
+    jobs: int | None = None,
+    stage: str = "structure",
+    prefer: str = "sass",
+    on_record: Callable[[KernelRecord], None] | None = None,
+    progress: bool | None = None,
+    limit: int | None = None,
+) -> CorpusSummary:
+    """Analyse every kernel of ``path`` over ``jobs`` worker processes.
+
+    Parameters
+    ----------
+    path : str
+        A cubin, fatbin, executable or shared library.
+    arch : str, optional
+        Only images for this architecture (``sm_90``).
+    jobs : int, optional
+        Worker processes; default all cores. ``1`` runs in this process.
+    stage : {"ir", "structure"}
+        Stop after parsing into IR, or also build CFG, loops and access counts.
+    prefer : {"sass", "ptx", "both"}
+        As for :func:`kernelcheck.inputs.load_input`.
+    on_record : callable, optional
+        Called with each :class:`KernelRecord` as soon as its image is done.
+    progress : bool, optional
+        Show progress on stderr; default: when stderr is a terminal.
+    limit : int, optional
+        Analyse only the first ``limit`` images (for sampling).
+
+    Returns
+    -------
+    CorpusSummary
+    """
+    started = time.perf_counter()
+    if progress is None:
+        progress = sys.stderr.isatty()
+    planned, errors = plan_jobs(path, arch, prefer)
+    if limit is not None:
+        planned = planned[:limit]
+    summary = CorpusSummary(images=len(planned), input_errors=errors)
+    jobs = jobs or os.cpu_count() or 1
+    done = 0
+
+    def consume(records: list[KernelRecord], timing: dict) -> None:
+        nonlocal done
+        done += 1
+        summary.nvdisasm_seconds += timing["nvdisasm"]
+        summary.parse_seconds += timing["parse"]
+        summary.analysis_seconds += timing["analysis"]
+        for record in records:
+            summary.add(record)
+            if on_record is not None:
+                on_record(record)
+        if progress:
+            _progress(summary, done, len(planned), started)
+
+    if jobs == 1:
+        for job in planned:
+            consume(*analyse_image(job, stage))
+    else:
+        _run_pool(planned, jobs, stage, consume)
+    if progress:
+        sys.stderr.write("\n")
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+def _run_pool(planned: list[ImageJob], jobs: int, stage: str, consume) -> None:
+    """Run the images over a pool; a dead worker fails its images, and the pool restarts."""
+    pending = list(reversed(planned))
+    while pending:
+        executor = ProcessPoolExecutor(max_workers=jobs)
+        in_flight: dict = {}
+        broken = False
+        try:
+            while pending or in_flight:
+                while pending and len(in_flight) < 2 * jobs:
+                    job = pending.pop()
+                    in_flight[executor.submit(analyse_image, job, stage)] = job
+                finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    job = in_flight.pop(future)
+                    try:
+                        consume(*future.result())
+                    except BrokenProcessPool as error:
+                        broken = True
+                        consume(*_dead_worker(job, error))
+                if broken:
+                    for job in in_flight.values():
+                        pending.append(job)
+                    break
+        finally:
+            executor.shutdown(wait=not broken, cancel_futures=True)
+
+
+def _dead_worker(job: ImageJob, error: BaseException) -> tuple[list[KernelRecord], dict]:
+    record = KernelRecord(job.file, job.image, job.arch,
+                          "sass" if job.kind == "cubin" else "ptx", None, "failed",
+                          "WorkerDied", f"the worker process analysing this image died: "
+                          f"{error}")
+    return [record], {"nvdisasm": 0.0, "parse": 0.0, "analysis": 0.0}
