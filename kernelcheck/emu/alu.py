@@ -166,9 +166,10 @@ def _mul(instr, cx):
 
 @_register("mul24", "mad24")
 def _mul24(instr, cx):
+    """mul24/mad24 (PTX ISA 9.7.1.6-7): the 48-bit product of the low 24 bits of each
+    operand; ``.lo`` keeps bits 0..31 and ``.hi`` bits 16..47."""
     t = _itype(instr, cx)
-    if "hi" in instr.modifiers:
-        raise cx.unsupported()
+    hi = "hi" in instr.modifiers
     s = t[0] == "s"
 
     def low24(v):
@@ -182,7 +183,8 @@ def _mul24(instr, cx):
     put = cx.dst(instr.operands[0], t)
 
     def run(st, fr, mask):
-        r = (low24(a(st, fr)) * low24(b(st, fr))) & 0xFFFFFFFF
+        product = low24(a(st, fr)) * low24(b(st, fr))
+        r = ((product >> 16) if hi else product) & 0xFFFFFFFF
         r = r.astype(np.uint32).view(NP_TYPE[t])
         if c is not None:
             r = r + c(st, fr)
@@ -209,11 +211,11 @@ def _mad(instr, cx):
             p = np.asarray(a(st, fr)).astype(dt) * np.asarray(b(st, fr)).astype(dt)
             put(st, fr, p + c(st, fr), mask)
         return run
+    hi = "hi" in mods
+    if "cc" in mods:
+        return _mad_carry(instr, cx, t, carry_in=False)
     c = cx.src(instr.operands[3], t)
     put = cx.dst(instr.operands[0], t)
-    hi = "hi" in mods
-    if "cc" in mods or instr.opcode == "madc":
-        raise cx.unsupported()
 
     def run(st, fr, mask):
         x, y = np.asarray(a(st, fr)), np.asarray(b(st, fr))
@@ -224,7 +226,37 @@ def _mad(instr, cx):
 
 @_register("madc")
 def _madc(instr, cx):
-    raise cx.unsupported()
+    return _mad_carry(instr, cx, _itype(instr, cx), carry_in=True)
+
+
+def _mad_carry(instr, cx, t, carry_in):
+    """mad{.lo,.hi}.cc and madc{.lo,.hi}{.cc} (PTX ISA 9.7.2.3-4): the low or high half of
+    a*b, plus c, plus the carry flag for madc; ``.cc`` writes the carry out. The carry
+    lives in register 0 per lane, as for add.cc."""
+    ut = "u32" if NP_TYPE[t].itemsize == 4 else "u64"
+    udt = NP_TYPE[ut]
+    a = cx.src(instr.operands[1], t)
+    b = cx.src(instr.operands[2], t)
+    c = cx.src(instr.operands[3], ut)
+    put = cx.dst(instr.operands[0], ut)
+    hi = "hi" in instr.modifiers
+    carry_out = "cc" in instr.modifiers
+
+    def run(st, fr, mask):
+        x = np.asarray(a(st, fr), dtype=NP_TYPE[t])
+        y = np.asarray(b(st, fr), dtype=NP_TYPE[t])
+        product = _mul_hi(x, y, t) if hi else x * y
+        p = np.asarray(product, dtype=NP_TYPE[t]).view(udt)
+        z = np.asarray(c(st, fr), dtype=udt)
+        cin = fr.regs[0].astype(udt) if carry_in else udt.type(0)
+        s1 = p + z
+        r = s1 + cin
+        put(st, fr, r, mask)
+        if carry_out:
+            cout = (s1 < p) | (r < s1)
+            flag = np.broadcast_to(cout, (st.L,)).astype(np.uint32)
+            fr.regs[0] = flag if mask is None else np.where(mask, flag, fr.regs[0])
+    return run
 
 
 @_register("sad")
