@@ -20,6 +20,7 @@ from kernelcheck.analysis.terms import (
     Bound,
     Const,
     Mul,
+    NotEq,
     Param,
     Special,
     Term,
@@ -146,6 +147,15 @@ def symbolic_range(term: Term) -> tuple[Linear, Linear] | None:
                   for atom, coef in hi.items()}
         lo, hi = _lin_scale(lo, factor), _lin_scale(hi, factor)
         return (lo, hi) if factor >= 0 else (hi, lo)
+    if kind is NotEq:
+        inner = symbolic_range(term.arg)
+        value = _linear(term.value)
+        if inner is None or value is None:
+            return inner
+        lo, hi = inner
+        # Only an end point equal to the excluded value moves.
+        return (_lin_add(lo, {None: 1}) if lo == value else lo,
+                _lin_add(hi, {None: -1}) if hi == value else hi)
     if kind is Bound:
         inner = symbolic_range(term.arg)
         lo = _linear(term.lo) if term.lo is not None and is_launch_constant(term.lo) else None

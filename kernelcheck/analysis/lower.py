@@ -31,6 +31,7 @@ from kernelcheck.analysis.terms import (
     Max,
     Min,
     Mul,
+    NotEq,
     Opaque,
     PAnd,
     Param,
@@ -48,7 +49,7 @@ from kernelcheck.analysis.terms import (
     pred_not,
     wrap,
 )
-from kernelcheck.launch.check import OPS
+from kernelcheck.launch.check import OPS, TRIP_MODES
 
 __all__ = ["guard_literals", "apply_guards", "affine_form", "ProgramBuilder"]
 
@@ -76,14 +77,16 @@ def guard_literals(guard) -> list[Cmp]:
 def _constraints(literals) -> dict:
     cons: dict = {}
 
-    def put(term, lo=None, hi=None):
+    def put(term, lo=None, hi=None, ne=None):
         if type(term) is Const:
             return
-        entry = cons.setdefault(term, [[], []])
+        entry = cons.setdefault(term, [[], [], []])
         if lo is not None:
             entry[0].append(lo)
         if hi is not None:
             entry[1].append(hi)
+        if ne is not None:
+            entry[2].append(ne)
 
     for lit in literals:
         a, b, op = lit.a, lit.b, lit.op
@@ -102,6 +105,11 @@ def _constraints(literals) -> dict:
         elif op == "eq":
             put(a, lo=b, hi=b)
             put(b, lo=a, hi=a)
+        elif op == "ne":
+            if is_launch_constant(b):
+                put(a, ne=b)
+            if is_launch_constant(a):
+                put(b, ne=a)
     return cons
 
 
@@ -110,7 +118,27 @@ def _bounded(term, entry):
         term = Bound(term, lo, None)
     for hi in entry[1]:
         term = Bound(term, None, hi)
+    for value in entry[2]:
+        # After the range bounds: removing an end point of a range tightens it.
+        term = NotEq(term, value)
     return term
+
+
+def _shifted(cons: dict) -> dict:
+    """``{Wrap(x, w, s): (key, c)}`` for each constrained ``key = Wrap(x + c, w, s)``.
+
+    ``Wrap(Wrap(x + c, w, s) - c, w, s)`` equals ``Wrap(x, w, s)`` for every ``x`` (both
+    sides are congruent modulo ``2**w`` and wrapped to the same range), so a fact about
+    ``x + c`` bounds ``x`` exactly; the evaluator's WRAP checks the shifted range fits.
+    """
+    out: dict = {}
+    for key in cons:
+        if type(key) is Wrap and type(key.arg) is Add and type(key.arg.args[-1]) is Const:
+            c = key.arg.args[-1].value
+            base = wrap(add(*key.arg.args[:-1]), key.bits, key.signed)
+            if base not in cons and base not in out:
+                out[base] = (key, c)
+    return out
 
 
 def apply_guards(address: Term, guard) -> Term:
@@ -127,7 +155,12 @@ def apply_guards(address: Term, guard) -> Term:
     cons = _constraints(guard_literals(guard))
     if not cons:
         return address
+    shifted = _shifted(cons)
     memo: dict = {}
+
+    def shift(t):
+        key, c = shifted[t]
+        return Wrap(add(_bounded(key, cons[key]), Const(-c)), t.bits, t.signed)
 
     def go(t, ctx):
         key = (id(t), ctx)
@@ -146,11 +179,15 @@ def apply_guards(address: Term, guard) -> Term:
             return _bounded(t, cons[t]) if t in cons else t
         if t in cons:
             return _bounded(_children(t, None), cons[t])
+        if t in shifted:
+            return shift(t)
         if ctx and kind not in (Const, Param, Wrap, Bound):
             for signed in (True, False):
                 w = wrap(t, ctx, signed)
                 if w in cons:
                     return _bounded(w, cons[w])
+                if w in shifted:
+                    return shift(w)
         return _children(t, ctx)
 
     def _children(t, ctx):
@@ -169,6 +206,8 @@ def apply_guards(address: Term, guard) -> Term:
             return Shr(go(t.a, None), t.k)
         if kind is Bound:
             return Bound(go(t.arg, None), t.lo, t.hi)
+        if kind is NotEq:
+            return NotEq(go(t.arg, None), t.value)
         return t
 
     def _sum(t, ctx):
@@ -291,11 +330,13 @@ class ProgramBuilder:
             return self._emit("SHR", s(t.a), t.k)
         if kind is Bound:
             return self._emit("BOUND", s(t.arg), s(t.lo), s(t.hi))
+        if kind is NotEq:
+            return self._emit("NEQ", s(t.arg), s(t.value))
         if kind is Iter:
             return self._emit("ITER", s(t.tripmax))
         if kind is TripMax:
             return self._emit("TRIPMAX", s(t.x0), s(t.step), s(t.bound),
-                              t.bits | (int(t.signed) << 8))
+                              t.bits | (int(t.signed) << 8) | (TRIP_MODES.index(t.mode) << 9))
         return self._emit("OPAQUE", 64)  # LoopVar left unresolved: any value
 
 
@@ -311,6 +352,8 @@ def _kids(t) -> tuple:
         return (t.a,)
     if kind is Bound:
         return (t.arg, t.lo, t.hi)
+    if kind is NotEq:
+        return (t.arg, t.value)
     if kind is Iter:
         return (t.tripmax,) if t.tripmax is not None else ()
     if kind is TripMax:

@@ -16,6 +16,7 @@ around those operands, which makes the interpretation exact.
 from __future__ import annotations
 
 from kernelcheck.analysis.terms import (
+    Add,
     BitAnd,
     BitOr,
     BitXor,
@@ -25,6 +26,7 @@ from kernelcheck.analysis.terms import (
     Join,
     Max,
     Min,
+    Mul,
     Opaque,
     PAnd,
     PConst,
@@ -33,6 +35,7 @@ from kernelcheck.analysis.terms import (
     Rem,
     Shr,
     Term,
+    Wrap,
     add,
     contains,
     mul,
@@ -42,7 +45,8 @@ from kernelcheck.analysis.terms import (
 )
 from kernelcheck.ir.nodes import Instruction, type_size
 
-__all__ = ["instruction_type", "evaluate_instruction", "compare_predicate", "is_memory_value"]
+__all__ = ["instruction_type", "evaluate_instruction", "compare_predicate", "is_memory_value",
+           "known_zero"]
 
 _INT_TYPES = {"s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "b8", "b16", "b32",
               "b64"}
@@ -132,6 +136,8 @@ def evaluate_instruction(instr: Instruction, srcs: list) -> Term | None:
         return None
     if any(not isinstance(s, Term) for s in srcs[:2]):
         return None
+    if any(m.startswith("sat") or m in ("hi", "cc") for m in instr.modifiers):
+        return None  # saturating, high-half and carry forms are not congruences
     if op == "add" and len(srcs) == 2 and not _has_carry(instr):
         return add(srcs[0], srcs[1])
     if op == "sub" and len(srcs) == 2 and not _has_carry(instr):
@@ -151,12 +157,16 @@ def evaluate_instruction(instr: Instruction, srcs: list) -> Term | None:
         return mul(srcs[0], Const(1 << srcs[1].value))
     if op == "shr" and type(srcs[1]) is Const and 0 <= srcs[1].value < bits:
         return Shr(wrap(srcs[0], bits, signed), srcs[1].value)
-    if op in ("min", "max") and len(srcs) == 2 and not instr.modifiers[0] == "relu":
+    if op in ("min", "max") and len(srcs) == 2 and "relu" not in instr.modifiers:
         a, b = wrap(srcs[0], bits, signed), wrap(srcs[1], bits, signed)
         return Min(a, b) if op == "min" else Max(a, b)
     if op in ("div", "rem") and len(srcs) == 2:
         a, b = wrap(srcs[0], bits, signed), wrap(srcs[1], bits, signed)
         return Div(a, b) if op == "div" else Rem(a, b)
+    if op in ("or", "xor") and len(srcs) == 2 and not (
+            ~known_zero(srcs[0], bits) & ~known_zero(srcs[1], bits) & ((1 << bits) - 1)):
+        # No bit can be set in both operands: no carries, so or == xor == add (mod 2**bits).
+        return add(srcs[0], srcs[1])
     if op in ("and", "or", "xor") and len(srcs) == 2:
         a, b = wrap(srcs[0], bits, False), wrap(srcs[1], bits, False)
         return {"and": BitAnd, "or": BitOr, "xor": BitXor}[op](a, b)
@@ -165,6 +175,44 @@ def evaluate_instruction(instr: Instruction, srcs: list) -> Term | None:
     if op == "cvt":
         return _cvt(instr, srcs)
     return None
+
+
+def known_zero(term: Term, bits: int) -> int:
+    """A mask of the bits known to be 0 in the low ``bits`` bits of every value of ``term``.
+
+    Terms are congruent to register values modulo ``2**bits``, so only the low ``bits``
+    bits are meaningful; every rule below holds modulo ``2**bits``.
+
+    Examples
+    --------
+    >>> from kernelcheck.analysis.terms import Special
+    >>> hex(known_zero(mul(Special("%ctaid.x"), Const(256)), 32))
+    '0xff'
+    """
+    full = (1 << bits) - 1
+    kind = type(term)
+    if kind is Const:
+        return ~term.value & full
+    if kind is Mul and type(term.args[0]) is Const and term.args[0].value:
+        c = term.args[0].value
+        return ((c & -c) - 1) & full  # trailing zeros of the constant factor
+    if kind is BitAnd:
+        return (known_zero(term.a, bits) | known_zero(term.b, bits)) & full
+    if kind is Wrap and not term.signed and term.bits <= bits:
+        high = full & ~((1 << term.bits) - 1)
+        return high | known_zero(term.arg, term.bits)
+    if kind is Add:
+        zeros = [known_zero(a, bits) for a in term.args]
+        ones = 0
+        for z in zeros:
+            maybe = ~z & full
+            if ones & maybe:
+                # Carries possible: keep only the common trailing zeros.
+                tz = min(((z + 1) & ~z).bit_length() - 1 for z in zeros)
+                return (1 << max(tz, 0)) - 1
+            ones |= maybe
+        return ~ones & full
+    return 0
 
 
 def _has_carry(instr: Instruction) -> bool:

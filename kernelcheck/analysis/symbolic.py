@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import networkx as nx
 
 from kernelcheck.analysis import semantics
+from kernelcheck.analysis.lower import apply_guards
 from kernelcheck.analysis.terms import (
     Add,
     Cmp,
@@ -41,12 +42,12 @@ from kernelcheck.analysis.terms import (
     Opaque,
     Param,
     PConst,
-    PNot,
     POpaque,
     Pred,
     Special,
     Term,
     TripMax,
+    Wrap,
     add,
     contains,
     neg,
@@ -161,6 +162,7 @@ class _Walker:
         self.accesses: list[SymbolicAccess] = []
         self.unmodelled: list[str] = []
         self.returns: dict[tuple[str, int], list[Term]] = {}
+        self.last_returns: dict[tuple[str, int], list[Term]] = {}
         self.callparams: dict[str, dict[int, Term]] = {}
         self.used_regs = {u for i in function.instructions for u in _register_uses(i)}
         self.loop_counter = 0
@@ -172,6 +174,13 @@ class _Walker:
         idom = nx.immediate_dominators(cfg, ENTRY)
         order = [n for n in nx.dfs_postorder_nodes(cfg, ENTRY)][::-1]
         back = {(u, v) for u, v in cfg.edges if _dominates(idom, v, u)}
+        rank = {n: k for k, n in enumerate(order)}
+        if any(u in rank and v in rank and rank[v] <= rank[u] and (u, v) not in back
+               for u, v in cfg.edges):
+            # A retreating edge that is not a back edge: the walk below would drop the
+            # values flowing along it.
+            self.unmodelled.append(f"irreducible control flow in {function.name}")
+            return
         loops = _natural_loops(cfg, back)
         out: dict = {}
         block_of = {b.index: b for b in function.blocks}
@@ -448,8 +457,6 @@ class _Walker:
                 term = Opaque(f"ld.param@{instr.index}", width * 8)
             self._assign(instr, state, name, term)
 
-    last_returns: dict = {}
-
     def _record(self, instr, state: _State, kind, space, operand, width, value,
                 atomic_op=None, used=False) -> None:
         if space == "generic" and type(operand) is Address and type(operand.base) is Register \
@@ -581,17 +588,22 @@ class _Walker:
             stay = self._edge_state(cfg, block, inside[0], out[block]).guard[-1:]
             if not stay:
                 continue
-            shape = _less_than(stay[0], key)
+            shape = _loop_test(stay[0], key)
             if shape is None:
                 continue
-            x, bound = shape
+            x, bound, mode = shape
             found = _iv_offset(x, ivs, key)
             if found is None:
                 continue
             var, c = found
             init, step = ivs[var]
-            trip = TripMax(add(init, c), step, bound.b if False else bound, x.bits, x.signed)
-            cap = (var, bound) if c == step else None
+            # Facts that hold on entry to the loop bound the first tested value
+            # (``if (r != 0)`` before a count-down remainder loop).
+            # The wrapped first value is congruent to the machine's; the evaluator checks
+            # that no later tested value leaves the wrap range.
+            x0 = apply_guards(wrap(add(init, c), x.bits, x.signed), out[header].guard)
+            trip = TripMax(x0, step, bound, x.bits, x.signed, mode)
+            cap = (var, bound) if c == step and mode == "lt" else None
             return trip, cap
         return None, None
 
@@ -707,24 +719,33 @@ def _init_of(cfg, header, back, out, name) -> Term | None:
     return values[0] if len(values) == 1 else Join(tuple(values))
 
 
-def _less_than(literal: Pred, key: int):
-    """``(x, bound)`` when ``literal`` says ``x < bound`` with ``x`` varying in loop ``key``."""
-    if type(literal) is PNot or type(literal) is not Cmp:
+def _loop_test(literal: Pred, key: int):
+    """``(x, bound, mode)`` when ``literal`` says ``x <mode> bound`` with ``x`` varying in
+    loop ``key`` and ``bound`` not: ``lt`` (``x < bound``), ``gt`` (``x > bound``) or ``ne``.
+    """
+    if type(literal) is not Cmp:
         return None
 
     def varies(t):
         return contains(t, lambda n: type(n) is LoopVar and n.header == key)
 
     a, b, op = literal.a, literal.b, literal.op
-    if op in ("gt", "ge"):
-        a, b, op = b, a, {"gt": "lt", "ge": "le"}[op]
-    if op not in ("lt", "le") or not varies(a) or varies(b):
+    if varies(b) and not varies(a):
+        a, b = b, a
+        op = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}.get(op, op)
+    if not varies(a) or varies(b) or type(a) is not Wrap:
         return None
-    from kernelcheck.analysis.terms import Wrap
-    if type(a) is not Wrap:
-        return None
-    bound = b if op == "lt" else add(b, Const(1))
-    return a, bound
+    if op == "lt":
+        return a, b, "lt"
+    if op == "le":
+        return a, add(b, Const(1)), "lt"
+    if op == "gt":
+        return a, b, "gt"
+    if op == "ge":
+        return a, add(b, Const(-1)), "gt"
+    if op == "ne":
+        return a, b, "ne"
+    return None
 
 
 def _iv_offset(x, ivs: dict, key: int):
@@ -771,7 +792,6 @@ def symbolic_kernel(module: Module, function: Function) -> SymbolicKernel:
     ['write']
     """
     walker = _Walker(module, function, 0, 0, None, ())
-    walker.last_returns = {}
     walker.run()
     unmodelled = tuple(dict.fromkeys(walker.unmodelled))
     return SymbolicKernel(function, tuple(walker.accesses), unmodelled)

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 __all__ = [
     "Term", "Const", "Param", "Special", "Opaque", "LoopVar", "Iter", "TripMax", "Add",
     "Mul", "Wrap", "Min", "Max", "Join", "Div", "Rem", "Shr", "BitAnd", "BitOr", "BitXor",
-    "Bound", "Pred", "Cmp", "PNot", "PAnd", "POr", "PConst", "POpaque", "THREAD_VARS",
+    "Bound", "NotEq", "Pred", "Cmp", "PNot", "PAnd", "POr", "PConst", "POpaque", "THREAD_VARS",
     "DIMS", "add", "mul", "neg", "wrap", "const", "contains", "substitute", "is_launch_constant",
     "render", "pred_not",
 ]
@@ -93,11 +93,13 @@ class LoopVar(Term):
 
 @dataclass(frozen=True, slots=True)
 class TripMax(Term):
-    """The largest iteration count (0-based) of a loop that continues while ``x < bound``.
+    """The largest iteration count (0-based) of a loop that continues while ``x <op> bound``.
 
     ``x0`` is the tested value in iteration 0 and ``step`` its increase per iteration; the
-    test is ``Wrap(x, bits, signed) < bound`` (``bound`` already wrapped). Evaluation proves
-    no tested value wraps, else the model is invalid for the instance.
+    test is ``Wrap(x, bits, signed) <op> bound`` (``bound`` already wrapped) with ``mode``
+    ``lt`` (``<``, increasing ``x``), ``gt`` (``>``, decreasing ``x``) or ``ne`` (``!=``,
+    ``x`` moving by exactly one toward ``bound``). Evaluation proves no tested value wraps,
+    else the model is invalid for the instance.
     """
 
     x0: Term
@@ -105,6 +107,7 @@ class TripMax(Term):
     bound: Term
     bits: int
     signed: bool
+    mode: str = "lt"
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,6 +192,14 @@ class BitOr(Term):
 class BitXor(Term):
     a: Term
     b: Term
+
+
+@dataclass(frozen=True, slots=True)
+class NotEq(Term):
+    """``arg`` whose value is known to differ from the launch constant ``value``."""
+
+    arg: Term
+    value: Term
 
 
 @dataclass(frozen=True, slots=True)
@@ -355,6 +366,8 @@ def _children(t) -> tuple:
         return (t.arg,)
     if kind is Bound:
         return tuple(x for x in (t.arg, t.lo, t.hi) if x is not None)
+    if kind is NotEq:
+        return (t.arg, t.value)
     if kind in (Min, Max, Div, Rem, BitAnd, BitOr, BitXor, Cmp, PAnd, POr):
         return (t.a, t.b)
     if kind is Shr:
@@ -421,6 +434,8 @@ def _rebuild(t, go):
         return wrap(go(t.arg), t.bits, t.signed)
     if kind is Bound:
         return Bound(go(t.arg), go(t.lo), go(t.hi))
+    if kind is NotEq:
+        return NotEq(go(t.arg), go(t.value))
     if kind in (Min, Max, Div, Rem, BitAnd, BitOr, BitXor, Cmp):
         a, b = go(t.a), go(t.b)
         return kind(t.op, a, b) if kind is Cmp else kind(a, b)
@@ -433,7 +448,7 @@ def _rebuild(t, go):
     if kind is Iter:
         return Iter(t.header, go(t.tripmax))
     if kind is TripMax:
-        return TripMax(go(t.x0), go(t.step), go(t.bound), t.bits, t.signed)
+        return TripMax(go(t.x0), go(t.step), go(t.bound), t.bits, t.signed, t.mode)
     return t
 
 
@@ -476,7 +491,7 @@ def render(term, names: dict[str, str] | None = None) -> str:
     if kind is Wrap:
         return render(term.arg, names) if type(term.arg) is not Add else (
             f"({render(term.arg, names)})")
-    if kind is Bound:
+    if kind in (Bound, NotEq):
         return render(term.arg, names)
     if kind in (Min, Max):
         return f"{kind.__name__.lower()}({render(term.a, names)}, {render(term.b, names)})"

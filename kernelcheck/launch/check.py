@@ -17,7 +17,7 @@ and the grid and block dimensions. It holds:
 
 Binary layout (little-endian, no pointers, fixed-size records), read by the C shim::
 
-    header   8s  magic b"KCLCHK\\0\\1"          (format version 1 in the last byte)
+    header   8s  magic b"KCLCHK\\0\\2"          (format version 2 in the last byte)
              u32 n_program  u32 n_accesses  u32 n_pairs  u32 flags (bit 0: not_proven)
     program  n_program  x 5 x i64: op, a, b, c, d
     accesses n_accesses x 16 x i64: kind, width, addr_slot, base_offset, base_size,
@@ -26,6 +26,16 @@ Binary layout (little-endian, no pointers, fixed-size records), read by the C sh
     pairs    n_pairs    x 2 x i32: write_index, read_index
 
 All slot references point to earlier records; -1 means "none".
+
+Version history:
+
+* 1: first layout.
+* 2: new op ``NEQ`` (20): ``a`` = value slot, ``b`` = slot of a launch constant the value is
+  known to differ from (a ``!=`` guard); its set is ``a``'s with that one point removed.
+  ``TRIPMAX``'s ``d`` gains the loop-test mode in bits 9-10 (``d = bits | signed << 8 |
+  mode << 9``; mode 0 ``lt``, 1 ``gt``, 2 ``ne``, see :mod:`kernelcheck.launch.evaluate`);
+  version-1 readers took ``d >> 8`` as the signedness and must now take ``(d >> 8) & 1``.
+  The record sizes are unchanged.
 """
 
 from __future__ import annotations
@@ -36,11 +46,13 @@ from dataclasses import dataclass
 
 __all__ = [
     "FORMAT_VERSION", "LaunchCheck", "AccessRecord", "OPS", "READ", "WRITE", "ATOMIC_OK",
-    "ATOMIC_BAD", "DIM_NAMES", "TVAR_NAMES",
+    "ATOMIC_BAD", "DIM_NAMES", "TVAR_NAMES", "TRIP_MODES",
 ]
 
-FORMAT_VERSION = 1
-_MAGIC = b"KCLCHK\x00\x01"
+FORMAT_VERSION = 2
+_MAGIC = b"KCLCHK\x00\x02"
+#: Loop-test modes of ``TRIPMAX`` records (bits 9-10 of ``d``).
+TRIP_MODES = ("lt", "gt", "ne")
 
 #: Operation codes of program records (op, a, b, c, d).
 OPS = {
@@ -56,7 +68,9 @@ OPS = {
     "AND": 14, "OR": 15, "XOR": 16,
     "BOUND": 17,   # a = slot, b = lower-bound slot or -1, c = upper-bound slot or -1
     "ITER": 18,    # a = TRIPMAX slot or -1 (unbounded)
-    "TRIPMAX": 19,  # a = x0 slot, b = step slot, c = bound slot, d = bits | signed << 8
+    "TRIPMAX": 19,  # a = x0 slot, b = step slot, c = bound slot,
+                    # d = bits | signed << 8 | mode << 9 (TRIP_MODES)
+    "NEQ": 20,     # a = slot, b = slot of a value it differs from
 }
 DIM_NAMES = ("%ntid.x", "%ntid.y", "%ntid.z", "%nctaid.x", "%nctaid.y", "%nctaid.z")
 TVAR_NAMES = ("%tid.x", "%tid.y", "%tid.z", "%ctaid.x", "%ctaid.y", "%ctaid.z", "%laneid")

@@ -109,7 +109,10 @@ def _run(program, params: bytes, grid, block):
         elif op == 18:
             v = [(0, INF)] if a < 0 else vals[a]
         elif op == 19:
-            v = _tripmax(vals[a], vals[b], vals[c], d & 0xFF, bool(d >> 8))
+            v = _tripmax(vals[a], vals[b], vals[c], d & 0xFF, bool((d >> 8) & 1), d >> 9)
+        elif op == 20:
+            v = _neq(vals[a], vals[b])
+            ex = exact[a]
         else:
             v = _binary(op, vals[a], vals[b])
             ex = exact[a] and exact[b]
@@ -163,22 +166,63 @@ def _bound(v, lo_v, hi_v):
     return [p for p in out if p[0] <= p[1]]
 
 
-def _tripmax(x0, step, bound, bits, signed):
+def _neq(v, other):
+    """``v`` without the single value ``other`` (a ``!=`` guard), when that is a point."""
+    if v is None or not v or other is None or len(other) != 1 or other[0][0] != other[0][1]:
+        return v
+    c = other[0][0]
+    out = []
+    for lo, hi in v:
+        if lo <= c <= hi:
+            if lo < c:
+                out.append((lo, c - 1))
+            if c < hi:
+                out.append((c + 1, hi))
+        else:
+            out.append((lo, hi))
+    return out
+
+
+def _tripmax(x0, step, bound, bits, signed, mode=0):
+    """``[(0, kmax)]``: iteration ``k`` starts only if the test held for every ``j < k``.
+
+    Mode 0 (``x < b``, step > 0): ``k <= (b - 1 - x0) // step + 1``. Mode 1 (``x > b``,
+    step < 0): ``k <= (x0 - b - 1) // -step + 1``. Mode 2 (``x != b``, step exactly -1 with
+    ``x0 >= b``, or +1 with ``x0 <= b``): ``k <= |x0 - b|``. ``None`` when a tested value
+    may wrap around (the mathematical test then differs from the machine's).
+    """
     if x0 is None or step is None or bound is None:
         return None
     if not x0 or not step or not bound:
         return [(0, 0)]
     x_lo, x_hi = _hull(x0)
     s_lo, s_hi = _hull(step)
-    b_hi = _hull(bound)[1]
-    if s_lo <= 0 or abs(b_hi) >= INF // 2:
+    b_lo, b_hi = _hull(bound)
+    if max(abs(x_lo), abs(x_hi), abs(b_lo), abs(b_hi), abs(s_lo), abs(s_hi)) >= INF // 2:
         return None
-    kmax = max(0, (b_hi - 1 - x_lo) // s_lo + 1)
     lo_r = -(1 << (bits - 1)) if signed else 0
     hi_r = lo_r + (1 << bits) - 1
-    if x_lo < lo_r or x_hi + kmax * s_hi > hi_r:
-        return None  # a tested value may wrap around: the trip count is not modelled
-    return [(0, kmax)]
+    if x_lo < lo_r or x_hi > hi_r:
+        return None
+    if mode == 0:
+        if s_lo <= 0:
+            return None
+        kmax = max(0, (b_hi - 1 - x_lo) // s_lo + 1)
+        if x_hi + kmax * s_hi > hi_r:
+            return None  # a tested value may wrap around: the trip count is not modelled
+        return [(0, kmax)]
+    if mode == 1:
+        if s_hi >= 0:
+            return None
+        kmax = max(0, (x_hi - b_lo - 1) // -s_hi + 1)
+        if x_lo + kmax * s_lo < lo_r:
+            return None
+        return [(0, kmax)]
+    if mode == 2 and s_lo == s_hi == -1 and x_lo >= b_hi:
+        return [(0, x_hi - b_lo)]
+    if mode == 2 and s_lo == s_hi == 1 and x_hi <= b_lo:
+        return [(0, b_hi - x_lo)]
+    return None
 
 
 def _binary(op, x, y):
