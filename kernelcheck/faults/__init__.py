@@ -1,0 +1,1 @@
+"""Fault models on the CPU emulator, fault-injection campaigns and the PTX fault rewriter."""

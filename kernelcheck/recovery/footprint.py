@@ -1,0 +1,156 @@
+"""Byte footprints of a kernel instance from its LaunchCheck: read, written, clobbered bytes.
+
+The recovery engine needs three byte sets per instance, all as supersets (sound) or unknown:
+
+* ``writes``: every global byte the instance may write (what redundant execution compares,
+  and what a replay window must account for);
+* ``reads``: every global byte it may read (replay windows);
+* ``clobbered``: every byte it may both read and write, *complete*: unlike the clobbered set
+  of :func:`kernelcheck.launch.evaluate.evaluate`, which stops at the first non-idempotent
+  atomic and which leaves out pairs whose byte set is unknown, the set here is ``None`` as
+  soon as any access that matters has no known byte set.
+
+Everything is computed through the public :func:`~kernelcheck.launch.evaluate.evaluate` on
+derived checks (the LaunchCheck format is public): a check whose only pair is ``(k, k)`` and
+whose affine forms are dropped (so no lattice test can call an access disjoint from itself)
+yields the byte set of access ``k`` as its clobbered set.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from kernelcheck.analysis.intervals import IntervalSet
+from kernelcheck.launch.check import ATOMIC_BAD, ATOMIC_OK, READ, WRITE, LaunchCheck
+from kernelcheck.launch.evaluate import evaluate
+
+__all__ = ["Footprint", "access_bytes", "instance_footprint", "allocations_touching",
+           "written_allocations"]
+
+_WRITES = (WRITE, ATOMIC_OK, ATOMIC_BAD)
+_READS = (READ, ATOMIC_OK, ATOMIC_BAD)
+
+
+@dataclass(frozen=True, slots=True)
+class Footprint:
+    """Byte sets of one instance; ``None`` means "not known" (never "empty")."""
+
+    reads: IntervalSet | None
+    writes: IntervalSet | None
+    clobbered: IntervalSet | None
+    reason: str = ""
+
+
+def _plain(check: LaunchCheck) -> LaunchCheck:
+    accesses = tuple(replace(a, kind=WRITE if a.kind != READ else READ, const_slot=-1,
+                             atoms=()) for a in check.accesses)
+    return replace(check, accesses=accesses, pairs=(), not_proven="")
+
+
+def access_bytes(check: LaunchCheck, index: int, params: bytes, grid, block,
+                 allocations=None) -> IntervalSet | None:
+    """Every byte access ``index`` of ``check`` may touch in this instance, or ``None``.
+
+    Parameters
+    ----------
+    check : LaunchCheck
+        The kernel's check (a ``not_proven`` check knows no access: ``None``).
+    index : int
+        Index into ``check.accesses``.
+    params, grid, block, allocations
+        The instance, as for :func:`~kernelcheck.launch.evaluate.evaluate`.
+
+    Returns
+    -------
+    IntervalSet or None
+        A superset of the bytes touched (empty when the access cannot run), ``None`` when no
+        byte set is known.
+    """
+    if check.not_proven:
+        return None
+    derived = replace(_plain(check), pairs=((index, index),))
+    v = evaluate(derived, params, grid, block, allocations)
+    if v.verdict == "not_idempotent":
+        return v.clobbered
+    if v.verdict == "idempotent":
+        return IntervalSet()
+    return None
+
+
+def _union(sets) -> IntervalSet | None:
+    out = IntervalSet()
+    for s in sets:
+        if s is None:
+            return None
+        out = out | s
+    return out
+
+
+def instance_footprint(check: LaunchCheck, params: bytes, grid, block,
+                       allocations=None) -> Footprint:
+    """Read, written and clobbered bytes of one instance (see the module documentation).
+
+    Examples
+    --------
+    >>> from kernelcheck.launch.check import LaunchCheck
+    >>> instance_footprint(LaunchCheck("k", 0, (), (), ()), b"", (1, 1, 1), (1, 1, 1)).writes
+    IntervalSet([])
+    """
+    if check.not_proven:
+        return Footprint(None, None, None, check.not_proven)
+    sets = [access_bytes(check, k, params, grid, block, allocations)
+            for k in range(len(check.accesses))]
+    reads = _union(s for s, a in zip(sets, check.accesses, strict=True) if a.kind in _READS)
+    writes = _union(s for s, a in zip(sets, check.accesses, strict=True) if a.kind in _WRITES)
+    involved = {k for pair in check.pairs for k in pair}
+    involved |= {k for k, a in enumerate(check.accesses) if a.kind == ATOMIC_BAD}
+    if any(sets[k] is None for k in involved):
+        return Footprint(reads, writes, None, "an access that may clobber has no known bytes")
+    bad = tuple(k for k, a in enumerate(check.accesses) if a.kind == ATOMIC_BAD)
+    accesses = tuple(replace(a, kind=ATOMIC_OK) if a.kind == ATOMIC_BAD else a
+                     for a in check.accesses)
+    derived = replace(check, accesses=accesses, pairs=check.pairs + tuple((k, k) for k in bad))
+    v = evaluate(derived, params, grid, block, allocations)
+    if v.verdict == "not_idempotent" and v.clobbered is not None:
+        clobbered = v.clobbered
+    elif v.verdict == "idempotent":
+        clobbered = IntervalSet()
+    else:
+        return Footprint(reads, writes, None, v.detail or "clobbered bytes not known")
+    return Footprint(reads, writes, clobbered)
+
+
+def allocations_touching(ranges: IntervalSet, allocations) -> tuple[tuple[int, int], ...]:
+    """The ``(base, size)`` allocations that share a byte with ``ranges``."""
+    out = []
+    for base, size in allocations:
+        if ranges & IntervalSet(((base, base + size),)):
+            out.append((int(base), int(size)))
+    return tuple(out)
+
+
+def written_allocations(check: LaunchCheck, params: bytes, allocations,
+                        footprint: Footprint | None = None) -> tuple[tuple[int, int], ...] | None:
+    """The allocations the instance may write, or ``None`` when that is not known.
+
+    From the written bytes when they are known, else from each writing access's base pointer
+    parameter (the allocation that parameter points into; accesses are assumed to stay in the
+    allocation of their base pointer, as the launch shim's allocation table assumes). ``None``
+    when some writing access has no base parameter or its pointer is in no allocation.
+    """
+    if footprint is not None and footprint.writes is not None:
+        return allocations_touching(footprint.writes, allocations)
+    if check.not_proven:
+        return None
+    out: dict[int, int] = {}
+    for a in check.accesses:
+        if a.kind not in _WRITES:
+            continue
+        if a.base_offset < 0 or a.base_offset + a.base_size > len(params):
+            return None
+        ptr = int.from_bytes(params[a.base_offset:a.base_offset + a.base_size], "little")
+        hit = [(b, s) for b, s in allocations if b <= ptr < b + s]
+        if not hit:
+            return None
+        out[int(hit[0][0])] = int(hit[0][1])
+    return tuple(sorted(out.items()))
