@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import json
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = [
     "FORMAT_VERSION", "LaunchCheck", "AccessRecord", "OPS", "READ", "WRITE", "ATOMIC_OK",
@@ -116,6 +116,8 @@ class LaunchCheck:
     accesses: tuple[AccessRecord, ...]
     pairs: tuple[tuple[int, int], ...]
     not_proven: str = ""
+    #: The compiled verdict function (:mod:`kernelcheck.launch.compiled`), built on first use.
+    compiled: object = field(default=None, compare=False, hash=False, repr=False)
 
     def to_json(self) -> dict:
         """A JSON-ready dict with the format version."""

@@ -28,7 +28,8 @@ from math import gcd
 from kernelcheck.analysis.intervals import IntervalSet
 from kernelcheck.launch.check import ATOMIC_BAD, LaunchCheck
 
-__all__ = ["InstanceVerdict", "evaluate", "compile_check", "lattice_may_overlap",
+__all__ = ["InstanceVerdict", "evaluate", "evaluate_general", "compile_check",
+           "lattice_may_overlap",
            "pack_params"]
 
 INF = 1 << 256
@@ -379,6 +380,29 @@ def evaluate(check: LaunchCheck, params: bytes, grid, block,
              allocations=None) -> InstanceVerdict:
     """Decide one instance of the kernel ``check`` was built for.
 
+    Runs the compiled fast path (:mod:`kernelcheck.launch.compiled`), which falls back to
+    :func:`evaluate_general` whenever the instance leaves its single-range case; the
+    verdict is always the general evaluator's. Parameters and result as for
+    :func:`evaluate_general`.
+
+    Examples
+    --------
+    >>> from kernelcheck.launch.check import LaunchCheck
+    >>> evaluate_general(LaunchCheck("e", 0, (), (), ()), b"", (1, 1, 1), (1, 1, 1)).verdict
+    'idempotent'
+    """
+    run = check.compiled
+    if run is None:
+        from kernelcheck.launch.compiled import compile_check as _compile
+
+        run = _compile(check)
+    return run(params, grid, block, allocations)
+
+
+def evaluate_general(check: LaunchCheck, params: bytes, grid, block,
+                     allocations=None) -> InstanceVerdict:
+    """Decide one instance of the kernel ``check`` was built for.
+
     Parameters
     ----------
     check : LaunchCheck
@@ -398,7 +422,7 @@ def evaluate(check: LaunchCheck, params: bytes, grid, block,
     Examples
     --------
     >>> from kernelcheck.launch.check import LaunchCheck
-    >>> evaluate(LaunchCheck("empty", 0, (), (), ()), b"", (1, 1, 1), (1, 1, 1)).verdict
+    >>> evaluate_general(LaunchCheck("e", 0, (), (), ()), b"", (1, 1, 1), (1, 1, 1)).verdict
     'idempotent'
     """
     if check.not_proven:
@@ -482,8 +506,8 @@ def _lattice_disjoint(check, w, r, vals, exact) -> bool:
 def compile_check(check: LaunchCheck):
     """A fast verdict function ``f(params, grid, block, allocations=None)`` for ``check``.
 
-    The check is bound once; each call runs the flat program with no per-call setup.
+    See :func:`kernelcheck.launch.compiled.compile_check`.
     """
-    def run(params, grid, block, allocations=None):
-        return evaluate(check, params, grid, block, allocations)
-    return run
+    from kernelcheck.launch.compiled import compile_check as _compile
+
+    return _compile(check)

@@ -1,0 +1,409 @@
+"""LaunchChecks compiled to Python functions: the fast path of instance evaluation.
+
+:func:`compile_check` turns the flat interval program of a
+:class:`~kernelcheck.launch.check.LaunchCheck` into the source of one Python function, with
+each slot held as two local ints (the lowest and highest value) instead of a list of ranges.
+The function computes exactly what :func:`kernelcheck.launch.evaluate.evaluate_general`
+computes, as long as every slot is one non-empty range and every wrap is the identity or
+folds one launch constant: the formulas are the same, only the representation differs.
+Whenever a slot would become anything else (two pieces, empty, invalid, a wrap that moves a
+range), the function gives up and calls the general evaluator, so verdicts, rules and
+clobbered sets are always the general evaluator's (a test checks this on random instances).
+
+The compiled function is built once per LaunchCheck and cached on it.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from kernelcheck.analysis.intervals import IntervalSet
+from kernelcheck.launch.check import ATOMIC_BAD, LaunchCheck
+
+__all__ = ["compile_check", "compiled_source"]
+
+
+class _Fallback(Exception):
+    """The instance leaves the single-range case: use the general evaluator."""
+
+
+def _tdiv(p, q):
+    r = abs(p) // abs(q)
+    return r if (p >= 0) == (q > 0) else -r
+
+
+def _mul(a, b, c, d):
+    ps = (a * c, a * d, b * c, b * d)
+    return min(ps), max(ps)
+
+
+def _div(a, b, c, d):
+    if c > 0 or d < 0:
+        ps = [_tdiv(p, q) for p in (a, b) for q in (c, d)]
+        return min(ps), max(ps)
+    raise _Fallback
+
+
+def _rem(a, b, c, d):
+    if c <= 0 <= d:
+        raise _Fallback
+    m = max(abs(c), abs(d)) - 1
+    return (0 if a >= 0 else -m), (m if b > 0 else 0)
+
+
+def _and(a, b, c, d):
+    if a >= 0 and c >= 0:
+        return 0, min(b, d)
+    if a >= 0:
+        return 0, b
+    if c >= 0:
+        return 0, d
+    raise _Fallback
+
+
+def _or(a, b, c, d):
+    if a >= 0 and c >= 0:
+        return 0, (1 << max(b, d).bit_length()) - 1
+    raise _Fallback
+
+
+def _wrap(lo, hi, lo_r, hi_r, mod):
+    if lo >= lo_r and hi <= hi_r:
+        return lo, hi
+    if lo == hi:
+        x = (lo - lo_r) % mod + lo_r
+        return x, x
+    raise _Fallback
+
+
+def _bound(lo, hi, lo_cap, hi_cap):
+    lo, hi = max(lo, lo_cap), min(hi, hi_cap)
+    if lo > hi:
+        raise _Fallback
+    return lo, hi
+
+
+def _neq(lo, hi, clo, chi):
+    if clo != chi:
+        return lo, hi
+    if lo == clo:
+        lo += 1
+    if hi == clo:
+        hi -= 1
+    if lo > hi or lo < clo < hi:
+        raise _Fallback  # empty, or split in two
+    return lo, hi
+
+
+def _tripmax(xlo, xhi, slo, shi, blo, bhi, bits, signed, mode):
+    from kernelcheck.launch.evaluate import _tripmax as general
+
+    v = general([(xlo, xhi)], [(slo, shi)], [(blo, bhi)], bits, signed, mode)
+    if v is None:
+        raise _Fallback
+    return v[0]
+
+
+_BINARY = {8: "MIN", 9: "MAX", 10: "JOIN", 11: "_div", 12: "_rem", 14: "_and", 15: "_or",
+           16: "_or"}
+
+
+def _needed(check: LaunchCheck) -> set[int]:
+    """Slots the verdict reads: addresses of paired accesses and their affine forms."""
+    roots = []
+    for w, r in check.pairs:
+        for k in (w, r):
+            a = check.accesses[k]
+            roots.append(a.addr_slot)
+            if a.const_slot >= 0:
+                roots.append(a.const_slot)
+                roots.extend(x for pair in a.atoms for x in pair)
+    return _needed_slots(check, roots)
+
+
+def _needed_slots(check: LaunchCheck, roots) -> set[int]:
+    """``roots`` and every slot they are computed from."""
+    seen: set[int] = set()
+    stack = [r for r in roots if r >= 0]
+    while stack:
+        k = stack.pop()
+        if k in seen:
+            continue
+        seen.add(k)
+        op, a, b, c, _ = check.program[k]
+        refs = {5: (a, b), 6: (a, b), 7: (a,), 8: (a, b), 9: (a, b), 10: (a, b),
+                11: (a, b), 12: (a, b), 13: (a,), 14: (a, b), 15: (a, b), 16: (a, b),
+                17: (a, b, c), 18: (a,), 19: (a, b, c), 20: (a, b)}.get(op, ())
+        stack.extend(x for x in refs if x >= 0)
+    return seen
+
+
+def compiled_source(check: LaunchCheck) -> str | None:
+    """The Python source of ``check``'s fast function, or ``None`` when it has no fast path.
+
+    Slots whose value is one point for the whole launch (constants, parameters, launch
+    dimensions and arithmetic on them) are held as one int ``v<k>``; the others as a range
+    ``l<k>``, ``h<k>``. Only the slots the verdict reads are computed. Checks with indirect
+    accesses (their byte sets come from the allocation table), non-idempotent atomics or
+    unbounded loops have no fast path.
+    """
+    if check.not_proven or any(a.indirect for a in check.accesses):
+        return None
+    bad = next((k for k, a in enumerate(check.accesses) if a.kind == ATOMIC_BAD), None)
+    needed = _needed(check) if bad is None else _needed_slots(
+        check, [check.accesses[bad].addr_slot])
+    lines = ["def fast(params, grid, block, allocations=None):",
+             "    if allocations is not None:",
+             "        return _general(params, grid, block, allocations)",
+             "    try:",
+             "        return _body(params, grid, block)",
+             "    except (_Fallback, ValueError, TypeError):",
+             "        return _general(params, grid, block, None)",
+             "",
+             "def _body(params, grid, block):",
+             "    b0, b1, b2 = block",
+             "    g0, g1, g2 = grid",
+             "    if not (b0 > 0 and b1 > 0 and b2 > 0 and g0 > 0 and g1 > 0 and g2 > 0):",
+             "        raise _Fallback"]
+    emit = lines.append
+    reads = sorted({(a, b) for k, (op, a, b, _, _) in enumerate(check.program)
+                    if op == 1 and k in needed})
+    fields = _param_struct(reads)
+    if fields is not None:
+        fmt, names = fields
+        emit(f"    {', '.join(names)}, = _unpack('{fmt}', params)")
+    dims = ("b0", "b1", "b2", "g0", "g1", "g2")
+    point: dict[int, str] = {}  # slot -> expression of its single value
+    consts: dict[int, int] = {}  # slot -> compile-time constant
+
+    def lo(k):
+        return point.get(k) or f"l{k}"
+
+    def hi(k):
+        return point.get(k) or f"h{k}"
+
+    def op_of(k):
+        return check.program[k][0]
+
+    for k, (op, a, b, c, d) in enumerate(check.program):
+        if k not in needed:
+            continue
+        if op == 0:
+            point[k] = f"({c})"
+            consts[k] = c
+        elif op == 1:
+            if fields is not None:
+                point[k] = f"p{a}_{b}"
+            else:
+                emit(f"    v{k} = int.from_bytes(params[{a}:{a + b}], 'little')")
+                point[k] = f"v{k}"
+        elif op == 2:
+            point[k] = dims[a]
+        elif op == 3:
+            emit(f"    l{k}, h{k} = 0, {'31' if a == 6 else dims[a] + ' - 1'}")
+        elif op == 4:
+            emit(f"    l{k}, h{k} = 0, {(1 << a) - 1}")
+        elif op == 5:
+            if a in point and b in point:
+                emit(f"    v{k} = {point[a]} + {point[b]}")
+                point[k] = f"v{k}"
+            else:
+                emit(f"    l{k}, h{k} = {lo(a)} + {lo(b)}, {hi(a)} + {hi(b)}")
+        elif op == 6:
+            if a in point and b in point:
+                emit(f"    v{k} = {point[a]} * {point[b]}")
+                point[k] = f"v{k}"
+            elif a in consts or b in consts:
+                f, x = (consts[a], b) if a in consts else (consts[b], a)
+                if f >= 0:
+                    emit(f"    l{k}, h{k} = {f} * l{x}, {f} * h{x}")
+                else:
+                    emit(f"    l{k}, h{k} = {f} * h{x}, {f} * l{x}")
+            elif a in point or b in point:
+                f, x = (point[a], b) if a in point else (point[b], a)
+                emit(f"    l{k}, h{k} = ({f} * l{x}, {f} * h{x}) if {f} >= 0 else "
+                     f"({f} * h{x}, {f} * l{x})")
+            else:
+                emit(f"    l{k}, h{k} = _mul(l{a}, h{a}, l{b}, h{b})")
+        elif op == 7:
+            lo_r = -(1 << (b - 1)) if c else 0
+            hi_r = lo_r + (1 << b) - 1
+            if a in point:
+                # One launch-constant value: wrapping it is exact.
+                x = point[a]
+                if op_of(a) == 1 and c and check.program[a][2] * 8 == b:
+                    # An unsigned parameter of this width read as signed.
+                    emit(f"    v{k} = {x} - {1 << b} if {x} > {hi_r} else {x}")
+                else:
+                    emit(f"    v{k} = {x} if {lo_r} <= {x} <= {hi_r} else "
+                         f"({x} - {lo_r}) % {1 << b} + {lo_r}")
+                point[k] = f"v{k}"
+            else:
+                emit(f"    if l{a} < {lo_r} or h{a} > {hi_r}:")
+                emit("        raise _Fallback")
+                point_alias = f"l{a}", f"h{a}"
+                emit(f"    l{k}, h{k} = {point_alias[0]}, {point_alias[1]}")
+        elif op in (8, 9):
+            f = "min" if op == 8 else "max"
+            if a in point and b in point:
+                emit(f"    v{k} = {f}({point[a]}, {point[b]})")
+                point[k] = f"v{k}"
+            else:
+                emit(f"    l{k}, h{k} = {f}({lo(a)}, {lo(b)}), {f}({hi(a)}, {hi(b)})")
+        elif op == 10:
+            # The general evaluator keeps two pieces unless they touch or overlap.
+            emit(f"    if {lo(b)} > {hi(a)} + 1 or {lo(a)} > {hi(b)} + 1:")
+            emit("        raise _Fallback")
+            emit(f"    l{k}, h{k} = min({lo(a)}, {lo(b)}), max({hi(a)}, {hi(b)})")
+        elif op in (11, 12, 14, 15, 16):
+            emit(f"    l{k}, h{k} = {_BINARY[op]}({lo(a)}, {hi(a)}, {lo(b)}, {hi(b)})")
+        elif op == 13:
+            if a in point:
+                emit(f"    v{k} = {point[a]} >> {b}")
+                point[k] = f"v{k}"
+            else:
+                emit(f"    l{k}, h{k} = l{a} >> {b}, h{a} >> {b}")
+        elif op == 17:
+            new_lo, new_hi = lo(a), hi(a)
+            if b >= 0:
+                emit(f"    l{k} = {lo(a)} if {lo(a)} > {lo(b)} else {lo(b)}")
+                new_lo = f"l{k}"
+            if c >= 0:
+                emit(f"    h{k} = {hi(a)} if {hi(a)} < {hi(c)} else {hi(c)}")
+                new_hi = f"h{k}"
+            emit(f"    if {new_lo} > {new_hi}:")
+            emit("        raise _Fallback")
+            if new_lo != f"l{k}":
+                emit(f"    l{k} = {new_lo}")
+            if new_hi != f"h{k}":
+                emit(f"    h{k} = {new_hi}")
+        elif op == 18:
+            if a < 0:
+                return None  # unbounded iteration count: never a single finite range
+            emit(f"    l{k}, h{k} = {lo(a)}, {hi(a)}")
+        elif op == 19:
+            emit(f"    l{k}, h{k} = _tripmax({lo(a)}, {hi(a)}, {lo(b)}, {hi(b)}, {lo(c)}, "
+                 f"{hi(c)}, {d & 0xFF}, {bool((d >> 8) & 1)}, {d >> 9})")
+        elif op == 20:
+            emit(f"    l{k}, h{k} = _neq({lo(a)}, {hi(a)}, {lo(b)}, {hi(b)})")
+        else:
+            return None
+    if bad is not None:
+        # The general evaluator stops at the first non-idempotent atomic that may run.
+        slot = check.accesses[bad].addr_slot
+        emit(f"    return _atomic({lo(slot)}, {hi(slot)} + {check.accesses[bad].width})")
+        return "\n".join(lines) + "\n"
+    emit("    hits = None")
+    for w, r in check.pairs:
+        aw, ar = check.accesses[w], check.accesses[r]
+        ws, we = lo(aw.addr_slot), f"{hi(aw.addr_slot)} + {aw.width}"
+        rs, re_ = lo(ar.addr_slot), f"{hi(ar.addr_slot)} + {ar.width}"
+        emit(f"    if {ws} < {re_} and {rs} < {we}:")
+        emit(f"        if not {_lattice_expr(check, w, r, lo, hi)}:")
+        emit("            if hits is None:")
+        emit("                hits = []")
+        emit(f"            hits.append(({w}, {r}, max({ws}, {rs}), min({we}, {re_})))")
+    emit("    if hits is None:")
+    emit("        return _IDEMPOTENT")
+    emit("    return _overlap(hits)")
+    return "\n".join(lines) + "\n"
+
+
+_FORMATS = {1: "B", 2: "H", 4: "I", 8: "Q"}
+
+
+def _param_struct(reads):
+    """``(struct format, names)`` reading every ``(offset, size)`` at once, or ``None``."""
+    fmt, names, pos = "<", [], 0
+    for offset, size in reads:
+        if size not in _FORMATS or offset < pos:
+            return None
+        fmt += f"{offset - pos}x" if offset > pos else ""
+        fmt += _FORMATS[size]
+        names.append(f"p{offset}_{size}")
+        pos = offset + size
+    return (fmt, names) if names else None
+
+
+def _lattice_expr(check: LaunchCheck, w: int, r: int, lo, hi) -> str:
+    """A Python expression: the exact lattice test proves the pair's bytes disjoint.
+
+    It mirrors :func:`kernelcheck.launch.evaluate._lattice_disjoint`: every constant and
+    coefficient must be one point, and the atoms' ranges bound the variables.
+    """
+    aw, ar = check.accesses[w], check.accesses[r]
+    if aw.const_slot < 0 or ar.const_slot < 0:
+        return "False"
+    diff = f"{lo(aw.const_slot)} - {lo(ar.const_slot)}"
+    # Equal atoms with equal coefficients on both sides: equal values cancel them, so the
+    # lattice test answers "may overlap" exactly when the constant difference is in range.
+    shortcut = (f"not ({-(aw.width - 1)} <= {diff} <= {ar.width - 1}) and "
+                if aw.atoms == ar.atoms else "")
+    points = [aw.const_slot, ar.const_slot] + [c for a in (aw, ar) for c, _ in a.atoms]
+    conds = [f"{lo(p)} == {hi(p)}" for p in dict.fromkeys(points) if lo(p) != hi(p)]
+    terms = []
+    for sign, acc in ((1, aw), (-1, ar)):
+        for coef, atom in acc.atoms:
+            s = lo(coef) if sign > 0 else f"-{lo(coef)}"
+            terms.append(f"({s}, {lo(atom)}, {hi(atom)})")
+    call = (f"{shortcut}not _lattice({diff}, "
+            f"({', '.join(terms)}{',' if len(terms) == 1 else ''}), "
+            f"{-(aw.width - 1)}, {ar.width - 1})")
+    return "(" + " and ".join(conds + [call]) + ")"
+
+
+def compile_check(check: LaunchCheck):
+    """A verdict function ``f(params, grid, block, allocations=None)`` for ``check``.
+
+    ``grid`` and ``block`` must be 3-tuples of positive ints. The function is compiled
+    once and cached on ``check``.
+
+    Examples
+    --------
+    >>> from kernelcheck.launch.check import LaunchCheck
+    >>> compile_check(LaunchCheck("empty", 0, (), (), ()))(b"", (1, 1, 1), (1, 1, 1)).verdict
+    'idempotent'
+    """
+    cached = check.compiled
+    if cached is not None:
+        return cached
+    from kernelcheck.launch import evaluate as ev
+
+    def general(params, grid, block, allocations=None):
+        return ev.evaluate_general(check, params, grid, block, allocations)
+
+    source = compiled_source(check)
+    if source is None:
+        run = general
+    else:
+        verdict_idem = ev.InstanceVerdict(
+            "idempotent", "disjoint" if check.pairs else "no_clobber",
+            "every written byte range is disjoint from every read range")
+
+        labels = {(w, r): f"{check.accesses[w].label} may overlap {check.accesses[r].label}"
+                  for w, r in check.pairs}
+
+        def overlap(hits):
+            w, r, a, b = hits[0]
+            ranges = IntervalSet._from_normalized(((a, b),)) if len(hits) == 1 else IntervalSet(
+                (a, b) for _, _, a, b in hits)
+            return ev.InstanceVerdict("not_idempotent", "overlap", labels[w, r], ranges)
+
+        bad = next((a for a in check.accesses if a.kind == ATOMIC_BAD), None)
+        atomic_detail = f"non-idempotent atomic {bad.label} may execute" if bad else ""
+
+        def atomic(start, stop):
+            return ev.InstanceVerdict("not_idempotent", "non_idempotent_atomic",
+                                      atomic_detail, IntervalSet(((start, stop),)))
+
+        namespace = {"_mul": _mul, "_div": _div, "_rem": _rem, "_and": _and, "_or": _or,
+                     "_wrap": _wrap, "_bound": _bound, "_neq": _neq, "_tripmax": _tripmax,
+                     "_Fallback": _Fallback, "_IDEMPOTENT": verdict_idem,
+                     "_overlap": overlap, "_lattice": ev.lattice_may_overlap,
+                     "_general": general, "_unpack": struct.unpack_from,
+                     "_atomic": atomic}
+        exec(compile(source, f"<launch check {check.kernel}>", "exec"), namespace)  # noqa: S102
+        run = namespace["fast"]
+
+    object.__setattr__(check, "compiled", run)
+    return run
