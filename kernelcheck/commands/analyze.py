@@ -65,6 +65,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--allocations", metavar="BASE:SIZE,...",
                         help="live device allocations, for accesses whose address depends "
                              "on memory contents")
+    parser.add_argument("--warm-cache", action="store_true",
+                        help="store the analysis of FILE (.ptx, .cubin or fatbin) in the "
+                             "analysis cache that `kernelcheck run` reads")
     parser.set_defaults(func=run)
 
 
@@ -80,6 +83,10 @@ def run(args: argparse.Namespace) -> int:
         path = str(bundled_example())
         if not args.json:
             print(f"(no FILE given: analysing the bundled example {BUNDLED_EXAMPLE})\n")
+    if getattr(args, "warm_cache", False):
+        from kernelcheck.cache.warm import warm_cache_command
+
+        return warm_cache_command(path, args.arch)
     if getattr(args, "jsonl", None):
         return _run_jsonl(path, args)
     instance = _instance_arguments(args)

@@ -28,7 +28,7 @@ __all__ = ["ShimBuildError", "SHIM_SOURCES", "STANDIN_SOURCES", "find_compiler",
 
 #: Sources of libkernelcheck_preload.so, relative to :func:`source_dir`.
 SHIM_SOURCES = ("interpose.c", "hooks.c", "registry.c", "check.c", "alloc_table.c",
-                "cache_read.c", "spool.c", "log.c", "image.c")
+                "cache_read.c", "spool.c", "log.c", "image.c", "testing.c")
 #: Sources of the stand-in libcuda.so.1.
 STANDIN_SOURCES = ("standin/driver.c", "standin/pybridge.c", "image.c")
 _HEADERS = ("cuda_types.h", "entrypoints.h", "shim.h", "check.h", "image.h",
@@ -126,7 +126,7 @@ def preload_library() -> Path:
     """
     compiler = find_compiler()
     return _build(build_dir(compiler) / "libkernelcheck_preload.so", SHIM_SOURCES,
-                  ("-ldl",))
+                  ("-Wl,-Bsymbolic", "-ldl"))
 
 
 def standin_library() -> Path:

@@ -1,0 +1,797 @@
+/* LaunchCheck evaluation: the C twin of kernelcheck.launch.evaluate (see check.h).
+ *
+ * Values are sets of integers held as up to 8 closed ranges of 128-bit integers. Python's
+ * evaluator uses unbounded integers and 2**256 for "unbounded"; here +-KC_INF is an absorbing
+ * infinity and every computed bound is rounded outwards: an upper bound at or above KC_LIMIT
+ * becomes +KC_INF, a lower bound at or below -KC_LIMIT becomes -KC_INF, and a lower bound
+ * above KC_LIMIT (or an upper bound below -KC_LIMIT) is clamped to +-KC_LIMIT, which only
+ * widens the set. Every slot therefore holds a superset of what the Python evaluator
+ * computes, and the verdict is the same or more conservative (the two are compared on every
+ * fixture instance by tests/shim/test_check.py). Products that overflow 128 bits become
+ * infinite; the lattice test answers "may overlap" on any overflow. */
+#include "check.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef __int128 i128;
+
+#define KC_LIMIT ((i128)1 << 100)
+#define KC_INF ((i128)1 << 110)
+#define MAXP 8
+#define LATTICE_BUDGET 4096
+
+struct piece { i128 lo, hi; };
+struct slot { int n; int exact; struct piece p[MAXP]; }; /* n < 0: invalid */
+
+/* Format version 2 (kernelcheck.launch.check): NEQ, and TRIPMAX loop-test modes. */
+static const unsigned char MAGIC[8] = {'K', 'C', 'L', 'C', 'H', 'K', 0, 2};
+
+/* ------------------------------------------------------------------ decoding */
+static int ref_ok(int64_t ref, uint32_t k, int optional)
+{
+    return (optional && ref == -1) || (ref >= 0 && ref < (int64_t)k);
+}
+
+static int record_ok(const int64_t r[5], uint32_t k)
+{
+    int64_t op = r[0], a = r[1], b = r[2], c = r[3];
+    switch (op) {
+    case 0: case 4: return op != 4 || (a >= 0 && a <= 127);
+    case 1: return a >= 0 && b >= 1 && b <= 8;
+    case 2: return a >= 0 && a < 6;
+    case 3: return a >= 0 && a < 7;
+    case 7: return ref_ok(a, k, 0) && b >= 1 && b <= 64;
+    case 13: return ref_ok(a, k, 0) && b >= 0;
+    case 17: return ref_ok(a, k, 0) && ref_ok(b, k, 1) && ref_ok(c, k, 1);
+    case 18: return ref_ok(a, k, 1);
+    case 19: return ref_ok(a, k, 0) && ref_ok(b, k, 0) && ref_ok(c, k, 0) &&
+                    (r[4] & 0xFF) >= 1 && (r[4] & 0xFF) <= 64 && (r[4] >> 9) >= 0 &&
+                    (r[4] >> 9) <= 2;
+    case 20: return ref_ok(a, k, 0) && ref_ok(b, k, 0);
+    case 5: case 6: case 8: case 9: case 10: case 11: case 12: case 14: case 15: case 16:
+        return ref_ok(a, k, 0) && ref_ok(b, k, 0);
+    default: return 0;
+    }
+}
+
+struct kc_check *kc_check_decode(const void *blob, size_t size)
+{
+    const unsigned char *p = blob;
+    if (!p || size < 24 || memcmp(p, MAGIC, 8) != 0)
+        return NULL;
+    uint32_t hdr[4];
+    memcpy(hdr, p + 8, 16);
+    if (hdr[0] > 100000 || hdr[1] > 100000 || hdr[2] > 1000000)
+        return NULL;
+    size_t need = 24 + (size_t)hdr[0] * 40 + (size_t)hdr[1] * 128 + (size_t)hdr[2] * 8;
+    if (size < need)
+        return NULL;
+    struct kc_check *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->n_program = hdr[0], c->n_accesses = hdr[1], c->n_pairs = hdr[2];
+    c->not_proven = hdr[3] & 1;
+    c->program = malloc((size_t)hdr[0] * 40 + 1);
+    c->accesses = malloc((size_t)hdr[1] * sizeof *c->accesses + 1);
+    c->pairs = malloc((size_t)hdr[2] * 8 + 1);
+    if (!c->program || !c->accesses || !c->pairs)
+        goto bad;
+    memcpy(c->program, p + 24, (size_t)hdr[0] * 40);
+    for (uint32_t k = 0; k < hdr[0]; k++)
+        if (!record_ok(c->program[k], k))
+            goto bad;
+    const unsigned char *q = p + 24 + (size_t)hdr[0] * 40;
+    for (uint32_t k = 0; k < hdr[1]; k++, q += 128) {
+        int64_t f[16];
+        memcpy(f, q, 128);
+        struct kc_access *a = &c->accesses[k];
+        a->kind = f[0], a->width = f[1], a->addr_slot = f[2], a->base_offset = f[3];
+        a->base_size = f[4], a->indirect = f[5], a->const_slot = f[6], a->n_atoms = f[7];
+        for (int j = 0; j < 4; j++)
+            a->coef[j] = f[8 + 2 * j], a->atom[j] = f[9 + 2 * j];
+        if (a->kind < 0 || a->kind > 3 || a->width < 1 || a->width > 1024 ||
+            !ref_ok(a->addr_slot, hdr[0], 0) || !ref_ok(a->const_slot, hdr[0], 1) ||
+            a->n_atoms < 0 || (a->base_offset >= 0 && (a->base_size < 1 || a->base_size > 8)))
+            goto bad;
+        for (int j = 0; j < 4 && j < a->n_atoms; j++)
+            if (!ref_ok(a->coef[j], hdr[0], 0) || !ref_ok(a->atom[j], hdr[0], 0))
+                goto bad;
+        if (a->indirect)
+            c->has_indirect = 1;
+    }
+    memcpy(c->pairs, q, (size_t)hdr[2] * 8);
+    for (uint32_t k = 0; k < hdr[2]; k++)
+        if (c->pairs[k][0] < 0 || (uint32_t)c->pairs[k][0] >= hdr[1] || c->pairs[k][1] < 0 ||
+            (uint32_t)c->pairs[k][1] >= hdr[1])
+            goto bad;
+    return c;
+bad:
+    kc_check_free(c);
+    return NULL;
+}
+
+void kc_check_free(struct kc_check *c)
+{
+    if (!c)
+        return;
+    free(c->program);
+    free(c->accesses);
+    free(c->pairs);
+    free(c);
+}
+
+/* ------------------------------------------------------------------ bound arithmetic */
+static i128 nlo(i128 x) { return x <= -KC_LIMIT ? -KC_INF : x >= KC_LIMIT ? KC_LIMIT : x; }
+static i128 nhi(i128 x) { return x >= KC_LIMIT ? KC_INF : x <= -KC_LIMIT ? -KC_LIMIT : x; }
+static int is_inf(i128 x) { return x >= KC_INF || x <= -KC_INF; }
+static i128 min2(i128 a, i128 b) { return a < b ? a : b; }
+static i128 max2(i128 a, i128 b) { return a > b ? a : b; }
+static i128 abs2(i128 a) { return a < 0 ? -a : a; }
+
+static i128 add_lo(i128 a, i128 b) { return (a == -KC_INF || b == -KC_INF) ? -KC_INF : nlo(a + b); }
+static i128 add_hi(i128 a, i128 b) { return (a == KC_INF || b == KC_INF) ? KC_INF : nhi(a + b); }
+
+static i128 mulx(i128 a, i128 b)
+{
+    if (a == 0 || b == 0)
+        return 0;
+    int neg = (a < 0) != (b < 0);
+    i128 r;
+    if (is_inf(a) || is_inf(b) || __builtin_mul_overflow(a, b, &r))
+        return neg ? -KC_INF : KC_INF;
+    return r;
+}
+
+static i128 floordiv(i128 a, i128 b) /* b > 0 */
+{
+    i128 q = a / b;
+    return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+
+static int bit_length(i128 x)
+{
+    int n = 0;
+    while (x > 0)
+        x >>= 1, n++;
+    return n;
+}
+
+static inline void copy_slot(struct slot *dst, const struct slot *src)
+{
+    dst->n = src->n;
+    dst->exact = src->exact;
+    for (int k = 0; k < src->n; k++)
+        dst->p[k] = src->p[k];
+}
+
+static inline void set1(struct slot *s, i128 lo, i128 hi)
+{
+    s->n = 1;
+    s->p[0].lo = lo;
+    s->p[0].hi = hi;
+}
+
+/* Sort and merge n pieces of tmp into s (Python _norm: more than 8 become their hull). */
+static void norm(struct slot *s, struct piece *tmp, int n)
+{
+    if (n == 1) {
+        set1(s, tmp[0].lo, tmp[0].hi);
+        return;
+    }
+    for (int i = 1; i < n; i++) { /* insertion sort: n is small */
+        struct piece x = tmp[i];
+        int j = i - 1;
+        while (j >= 0 && tmp[j].lo > x.lo) {
+            tmp[j + 1] = tmp[j];
+            j--;
+        }
+        tmp[j + 1] = x;
+    }
+    int m = 0;
+    struct piece out[64];
+    for (int k = 0; k < n; k++) {
+        if (m && (out[m - 1].hi == KC_INF || tmp[k].lo <= out[m - 1].hi + 1)) {
+            if (tmp[k].hi > out[m - 1].hi)
+                out[m - 1].hi = tmp[k].hi;
+        } else {
+            out[m++] = tmp[k];
+        }
+    }
+    if (m > MAXP) {
+        i128 hi = out[0].hi;
+        for (int k = 1; k < m; k++)
+            hi = max2(hi, out[k].hi);
+        out[0].hi = hi;
+        m = 1;
+    }
+    s->n = m;
+    memcpy(s->p, out, (size_t)m * sizeof out[0]);
+}
+
+static void hull(const struct slot *s, i128 *lo, i128 *hi)
+{
+    *lo = s->p[0].lo;
+    *hi = s->p[0].hi;
+    for (int k = 1; k < s->n; k++)
+        *hi = max2(*hi, s->p[k].hi);
+}
+
+static i128 tdiv(i128 p, i128 q, int *bad)
+{
+    if (is_inf(q)) {
+        if (is_inf(p))
+            *bad = 1;
+        return 0;
+    }
+    if (is_inf(p))
+        return ((p < 0) != (q < 0)) ? -KC_INF : KC_INF;
+    return p / q; /* C division truncates, as Python's _tdiv */
+}
+
+static void binary(struct slot *r, int op, const struct slot *x, const struct slot *y)
+{
+    struct piece tmp[64];
+    if (x->n < 0 || y->n < 0) {
+        r->n = -1;
+        return;
+    }
+    if (op == 10) { /* JOIN */
+        int n = 0;
+        for (int k = 0; k < x->n; k++) tmp[n++] = x->p[k];
+        for (int k = 0; k < y->n; k++) tmp[n++] = y->p[k];
+        norm(r, tmp, n);
+        return;
+    }
+    if (x->n == 0 || y->n == 0) {
+        r->n = 0;
+        return;
+    }
+    if (op == 5) { /* ADD */
+        if (x->n == 1 && y->n == 1) {
+            set1(r, add_lo(x->p[0].lo, y->p[0].lo), add_hi(x->p[0].hi, y->p[0].hi));
+            return;
+        }
+        int n = 0;
+        for (int i = 0; i < x->n; i++)
+            for (int j = 0; j < y->n; j++)
+                tmp[n].lo = add_lo(x->p[i].lo, y->p[j].lo),
+                tmp[n++].hi = add_hi(x->p[i].hi, y->p[j].hi);
+        norm(r, tmp, n);
+        return;
+    }
+    if (op == 6) { /* MUL */
+        if (x->n == 1 && y->n == 1) {
+            i128 a = x->p[0].lo, b = x->p[0].hi, c = y->p[0].lo, d = y->p[0].hi;
+            if (a == b && c == d && !is_inf(a) && !is_inf(c)) {
+                i128 p = mulx(a, c);
+                set1(r, nlo(p), nhi(p));
+                return;
+            }
+            i128 p1 = mulx(a, c), p2 = mulx(a, d), p3 = mulx(b, c), p4 = mulx(b, d);
+            set1(r, nlo(min2(min2(p1, p2), min2(p3, p4))), nhi(max2(max2(p1, p2), max2(p3, p4))));
+            return;
+        }
+        int n = 0;
+        for (int i = 0; i < x->n; i++)
+            for (int j = 0; j < y->n; j++) {
+                i128 a = x->p[i].lo, b = x->p[i].hi, c = y->p[j].lo, d = y->p[j].hi;
+                i128 p1 = mulx(a, c), p2 = mulx(a, d), p3 = mulx(b, c), p4 = mulx(b, d);
+                tmp[n].lo = nlo(min2(min2(p1, p2), min2(p3, p4)));
+                tmp[n++].hi = nhi(max2(max2(p1, p2), max2(p3, p4)));
+            }
+        norm(r, tmp, n);
+        return;
+    }
+    i128 a, b, c, d;
+    hull(x, &a, &b);
+    hull(y, &c, &d);
+    switch (op) {
+    case 8: set1(r, min2(a, c), min2(b, d)); return;
+    case 9: set1(r, max2(a, c), max2(b, d)); return;
+    case 11: /* DIV, truncating */
+        if (c > 0 || d < 0) {
+            int bad = 0;
+            i128 q[4] = {tdiv(a, c, &bad), tdiv(a, d, &bad), tdiv(b, c, &bad),
+                         tdiv(b, d, &bad)};
+            if (bad) {
+                r->n = -1;
+                return;
+            }
+            set1(r, nlo(min2(min2(q[0], q[1]), min2(q[2], q[3]))),
+                 nhi(max2(max2(q[0], q[1]), max2(q[2], q[3]))));
+            return;
+        }
+        r->n = -1;
+        return;
+    case 12: { /* REM, sign of the dividend */
+        if (c <= 0 && 0 <= d) {
+            r->n = -1;
+            return;
+        }
+        i128 m = max2(abs2(c), abs2(d));
+        m = is_inf(m) ? KC_INF : m - 1;
+        set1(r, a >= 0 ? 0 : -m, b > 0 ? m : 0);
+        return;
+    }
+    case 14: /* AND */
+        if (a >= 0 && c >= 0) set1(r, 0, min2(b, d));
+        else if (a >= 0) set1(r, 0, b);
+        else if (c >= 0) set1(r, 0, d);
+        else r->n = -1;
+        return;
+    case 15: case 16: /* OR, XOR */
+        if (a >= 0 && c >= 0) {
+            i128 m = max2(b, d);
+            set1(r, 0, is_inf(m) || bit_length(m) >= 100 ? KC_INF
+                                                          : ((i128)1 << bit_length(m)) - 1);
+        } else {
+            r->n = -1;
+        }
+        return;
+    default:
+        r->n = -1;
+    }
+}
+
+static void wrap(struct slot *r, const struct slot *v, int bits, int is_signed)
+{
+    if (v->n <= 0) {
+        copy_slot(r, v);
+        r->exact = 1;
+        return;
+    }
+    i128 mod = (i128)1 << bits;
+    i128 lo_r = is_signed ? -((i128)1 << (bits - 1)) : 0, hi_r = lo_r + mod - 1, lo, hi;
+    hull(v, &lo, &hi);
+    if (lo >= lo_r && hi <= hi_r) {
+        copy_slot(r, v);
+        r->exact = 1;
+        return;
+    }
+    if (lo == hi && !is_inf(lo)) { /* one launch-constant value: wrapping it is exact */
+        i128 x = lo - lo_r;
+        x = x - floordiv(x, mod) * mod + lo_r;
+        set1(r, x, x);
+        r->exact = 1;
+        return;
+    }
+    r->exact = 0;
+    if (is_inf(lo) || is_inf(hi) || hi - lo >= mod) {
+        r->n = -1;
+        return;
+    }
+    struct piece tmp[2 * MAXP];
+    int n = 0;
+    for (int k = 0; k < v->n; k++) {
+        i128 shift = floordiv(v->p[k].lo - lo_r, mod) * mod;
+        i128 qlo = v->p[k].lo - shift, qhi = v->p[k].hi - shift;
+        if (qhi <= hi_r) {
+            tmp[n].lo = qlo, tmp[n++].hi = qhi;
+        } else {
+            tmp[n].lo = qlo, tmp[n++].hi = hi_r;
+            tmp[n].lo = lo_r, tmp[n++].hi = qhi - mod;
+        }
+    }
+    norm(r, tmp, n);
+}
+
+/* Python _tripmax: [(0, kmax)] bounds the iteration count of a loop whose test is x < b
+ * (mode 0), x > b (mode 1) or x != b (mode 2); invalid when a tested value may wrap. */
+static void tripmax(struct slot *r, const struct slot *x0, const struct slot *st,
+                    const struct slot *bd, int bits, int is_signed, int mode)
+{
+    if (x0->n < 0 || st->n < 0 || bd->n < 0) {
+        r->n = -1;
+        return;
+    }
+    if (!x0->n || !st->n || !bd->n) {
+        set1(r, 0, 0);
+        return;
+    }
+    i128 x_lo, x_hi, s_lo, s_hi, b_lo, b_hi, prod;
+    hull(x0, &x_lo, &x_hi);
+    hull(st, &s_lo, &s_hi);
+    hull(bd, &b_lo, &b_hi);
+    i128 m = max2(max2(abs2(x_lo), abs2(x_hi)), max2(max2(abs2(b_lo), abs2(b_hi)),
+                                                    max2(abs2(s_lo), abs2(s_hi))));
+    i128 lo_r = is_signed ? -((i128)1 << (bits - 1)) : 0;
+    i128 hi_r = lo_r + ((i128)1 << bits) - 1;
+    r->n = -1;
+    if (m >= KC_LIMIT || x_lo < lo_r || x_hi > hi_r)
+        return;
+    if (mode == 0) {
+        if (s_lo <= 0)
+            return;
+        i128 kmax = max2(0, floordiv(b_hi - 1 - x_lo, s_lo) + 1);
+        if (__builtin_mul_overflow(kmax, s_hi, &prod) || x_hi + prod > hi_r)
+            return;
+        set1(r, 0, kmax);
+    } else if (mode == 1) {
+        if (s_hi >= 0)
+            return;
+        i128 kmax = max2(0, floordiv(x_hi - b_lo - 1, -s_hi) + 1);
+        if (__builtin_mul_overflow(kmax, s_lo, &prod) || x_lo + prod < lo_r)
+            return;
+        set1(r, 0, kmax);
+    } else if (mode == 2 && s_lo == -1 && s_hi == -1 && x_lo >= b_hi) {
+        set1(r, 0, x_hi - b_lo);
+    } else if (mode == 2 && s_lo == 1 && s_hi == 1 && x_hi <= b_lo) {
+        set1(r, 0, b_hi - x_lo);
+    }
+}
+
+/* Python _neq: v without the single value of other (a != guard) when other is a point. A
+ * split that would exceed MAXP ranges keeps v (a superset). */
+static void neq(struct slot *r, const struct slot *v, const struct slot *other)
+{
+    copy_slot(r, v);
+    if (v->n <= 0 || other->n != 1 || other->p[0].lo != other->p[0].hi ||
+        is_inf(other->p[0].lo))
+        return;
+    i128 c = other->p[0].lo;
+    struct slot out = {.n = 0};
+    for (int k = 0; k < v->n; k++) {
+        i128 lo = v->p[k].lo, hi = v->p[k].hi;
+        if (out.n + 2 > MAXP)
+            return;
+        if (lo <= c && c <= hi) {
+            if (lo < c) out.p[out.n].lo = lo, out.p[out.n++].hi = c - 1;
+            if (c < hi) out.p[out.n].lo = c + 1, out.p[out.n++].hi = hi;
+        } else {
+            out.p[out.n++] = v->p[k];
+        }
+    }
+    r->n = out.n;
+    memcpy(r->p, out.p, (size_t)out.n * sizeof out.p[0]);
+}
+
+static void bound(struct slot *r, const struct slot *v, const struct slot *lv,
+                  const struct slot *hv)
+{
+    if (v->n <= 0) {
+        copy_slot(r, v);
+        return;
+    }
+    i128 lo_cap = -KC_INF, hi_cap = KC_INF, ignore;
+    if (lv) {
+        if (!lv->n) { r->n = 0; return; }
+        if (lv->n > 0) lo_cap = lv->p[0].lo;
+    }
+    if (hv) {
+        if (!hv->n) { r->n = 0; return; }
+        if (hv->n > 0) hull(hv, &ignore, &hi_cap);
+    }
+    int n = 0;
+    for (int k = 0; k < v->n; k++) {
+        i128 lo = max2(v->p[k].lo, lo_cap), hi = min2(v->p[k].hi, hi_cap);
+        if (lo <= hi)
+            r->p[n].lo = lo, r->p[n++].hi = hi;
+    }
+    r->n = n;
+}
+
+/* ------------------------------------------------------------------ per-thread scratch */
+struct scratch {
+    uint32_t cap_slots, cap_acc;
+    struct slot *slots;
+    struct slot *sets;   /* byte set per access: n < 0 unknown; -2 not computed */
+};
+
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+static __thread struct scratch *tls_scratch;
+
+static void scratch_free(void *p)
+{
+    struct scratch *s = p;
+    if (s) {
+        free(s->slots);
+        free(s->sets);
+        free(s);
+    }
+}
+
+static void scratch_init(void) { pthread_key_create(&scratch_key, scratch_free); }
+
+static struct scratch *scratch_for(uint32_t slots, uint32_t acc)
+{
+    struct scratch *s = tls_scratch;
+    if (s && s->cap_slots >= slots && s->cap_acc >= acc)
+        return s;
+    pthread_once(&scratch_once, scratch_init);
+    if (!s) {
+        s = calloc(1, sizeof *s);
+        if (!s)
+            return NULL;
+        tls_scratch = s;
+        pthread_setspecific(scratch_key, s);
+    }
+    if (s->cap_slots < slots) {
+        struct slot *n = realloc(s->slots, (size_t)slots * sizeof *n);
+        if (!n)
+            return NULL;
+        s->slots = n, s->cap_slots = slots;
+    }
+    if (s->cap_acc < acc) {
+        struct slot *n = realloc(s->sets, (size_t)acc * sizeof *n);
+        if (!n)
+            return NULL;
+        s->sets = n, s->cap_acc = acc;
+    }
+    return s;
+}
+
+/* ------------------------------------------------------------------ evaluation */
+static int run_program(const struct kc_check *c, struct slot *v, const unsigned char *params,
+                       size_t psize, const uint32_t grid[3], const uint32_t block[3])
+{
+    const uint32_t dims[6] = {block[0], block[1], block[2], grid[0], grid[1], grid[2]};
+    for (uint32_t k = 0; k < c->n_program; k++) {
+        const int64_t *r = c->program[k];
+        struct slot *s = &v[k];
+        int64_t a = r[1], b = r[2], cc = r[3];
+        s->exact = 1;
+        switch (r[0]) {
+        case 0: set1(s, cc, cc); break;
+        case 1: {
+            if ((uint64_t)a + (uint64_t)b > psize)
+                return 0;
+            uint64_t x = 0;
+            for (int64_t j = b - 1; j >= 0; j--)
+                x = x << 8 | params[a + j];
+            set1(s, (i128)x, (i128)x);
+            break;
+        }
+        case 2: set1(s, dims[a], dims[a]); break;
+        case 3: {
+            i128 top = a == 6 ? 31 : (i128)(a < 3 ? block[a] : grid[a - 3]) - 1;
+            if (top >= 0) set1(s, 0, top); else s->n = 0;
+            break;
+        }
+        case 4: set1(s, 0, a >= 100 ? KC_INF : ((i128)1 << a) - 1); break;
+        case 7: wrap(s, &v[a], (int)b, (int)cc); s->exact = s->exact && v[a].exact; break;
+        case 17:
+            bound(s, &v[a], b >= 0 ? &v[b] : NULL, cc >= 0 ? &v[cc] : NULL);
+            s->exact = v[a].exact;
+            break;
+        case 13:
+            copy_slot(s, &v[a]);
+            for (int j = 0; j < s->n; j++) {
+                if (!is_inf(s->p[j].lo)) s->p[j].lo = b >= 127 ? (s->p[j].lo < 0 ? -1 : 0) : s->p[j].lo >> b;
+                if (!is_inf(s->p[j].hi)) s->p[j].hi = b >= 127 ? (s->p[j].hi < 0 ? -1 : 0) : s->p[j].hi >> b;
+            }
+            s->exact = v[a].exact;
+            break;
+        case 18:
+            if (a < 0) set1(s, 0, KC_INF); else { copy_slot(s, &v[a]); s->exact = 1; }
+            break;
+        case 19:
+            tripmax(s, &v[a], &v[b], &v[cc], (int)(r[4] & 0xFF), (int)(r[4] >> 8) & 1,
+                    (int)(r[4] >> 9));
+            s->exact = 1;
+            break;
+        case 20:
+            neq(s, &v[a], &v[b]);
+            s->exact = v[a].exact;
+            break;
+        default:
+            binary(s, (int)r[0], &v[a], &v[b]);
+            s->exact = v[a].exact && v[b].exact;
+        }
+    }
+    return 1;
+}
+
+/* The bytes access k may touch, as half-open ranges in out; n = -1 when unknown. */
+static void byte_set(const struct kc_check *c, uint32_t k, const struct slot *v,
+                     const unsigned char *params, size_t psize, kc_alloc_lookup_fn lookup,
+                     struct slot *out)
+{
+    const struct kc_access *a = &c->accesses[k];
+    const struct slot *s = &v[a->addr_slot];
+    if (a->indirect || s->n < 0) {
+        out->n = -1;
+        if (!lookup || a->base_offset < 0 ||
+            (uint64_t)a->base_offset + (uint64_t)a->base_size > psize)
+            return;
+        uint64_t base = 0, start, size;
+        for (int64_t j = a->base_size - 1; j >= 0; j--)
+            base = base << 8 | params[a->base_offset + j];
+        if (s->n == 0) {
+            out->n = 0;
+            return;
+        }
+        if (lookup(base, &start, &size))
+            set1(out, (i128)start, (i128)start + (i128)size);
+        return;
+    }
+    out->n = s->n;
+    for (int j = 0; j < s->n; j++) {
+        out->p[j].lo = s->p[j].lo;
+        out->p[j].hi = s->p[j].hi == KC_INF ? KC_INF : s->p[j].hi + a->width;
+    }
+}
+
+static int intersects(const struct slot *x, const struct slot *y)
+{
+    int i = 0, j = 0;
+    while (i < x->n && j < y->n) {
+        if (max2(x->p[i].lo, y->p[j].lo) < min2(x->p[i].hi, y->p[j].hi))
+            return 1;
+        if (x->p[i].hi < y->p[j].hi) i++; else j++;
+    }
+    return 0;
+}
+
+static int point(const struct slot *v, const struct slot *s, int64_t slot, i128 *out)
+{
+    (void)v;
+    s = &s[slot];
+    if (s->n != 1 || s->p[0].lo != s->p[0].hi || is_inf(s->p[0].lo))
+        return 0;
+    *out = s->p[0].lo;
+    return 1;
+}
+
+struct term { i128 s, lo, hi; };
+
+static i128 gcd128(i128 a, i128 b)
+{
+    a = abs2(a), b = abs2(b);
+    while (b) { i128 t = a % b; a = b; b = t; }
+    return a;
+}
+
+static i128 ceildiv_neg(i128 a, i128 g) { return -floordiv(-a, g); } /* ceil(a / g) */
+
+/* Python _solve: 1 = may overlap (or undecided), 0 = no assignment exists. */
+static int solve(i128 d, const struct term *t, int n, i128 lo, i128 hi, long *budget)
+{
+    if (n == 0)
+        return lo <= d && d <= hi;
+    i128 g = 0;
+    for (int k = 0; k < n; k++)
+        g = gcd128(g, t[k].s);
+    if (ceildiv_neg(lo - d, g) > floordiv(hi - d, g))
+        return 0;
+    i128 s = t[0].s, r_lo = 0, r_hi = 0, x;
+    for (int k = 1; k < n; k++) {
+        if (__builtin_mul_overflow(t[k].s, t[k].lo, &x) || __builtin_add_overflow(r_lo, x, &r_lo))
+            return 1;
+        if (__builtin_mul_overflow(t[k].s, t[k].hi, &x) || __builtin_add_overflow(r_hi, x, &r_hi))
+            return 1;
+    }
+    i128 z_from = max2(t[0].lo, ceildiv_neg(lo - d - r_hi, s));
+    i128 z_to = min2(t[0].hi, floordiv(hi - r_lo - d, s));
+    if (z_from > z_to)
+        return 0;
+    if (n == 1)
+        return 1;
+    if (z_to - z_from + 1 > *budget)
+        return 1;
+    for (i128 z = z_from; z <= z_to; z++) {
+        if (--*budget < 0)
+            return 1;
+        if (__builtin_mul_overflow(s, z, &x))
+            return 1;
+        if (solve(d + x, t + 1, n - 1, lo, hi, budget))
+            return 1;
+    }
+    return 0;
+}
+
+static int cmp_term(const void *x, const void *y)
+{
+    const struct term *a = x, *b = y;
+    return a->s > b->s ? -1 : a->s < b->s;
+}
+
+static int lattice_disjoint(const struct kc_check *c, int32_t w, int32_t rd,
+                            const struct slot *v)
+{
+    const struct kc_access *aw = &c->accesses[w], *ar = &c->accesses[rd];
+    if (aw->indirect || ar->indirect || aw->const_slot < 0 || ar->const_slot < 0 ||
+        aw->n_atoms > 4 || ar->n_atoms > 4)
+        return 0;
+    if (!v[aw->addr_slot].exact || !v[ar->addr_slot].exact)
+        return 0;
+    i128 cw, cr;
+    if (!point(NULL, v, aw->const_slot, &cw) || !point(NULL, v, ar->const_slot, &cr))
+        return 0;
+    struct term raw[8], merged[8];
+    int n = 0;
+    const struct kc_access *acc[2] = {aw, ar};
+    for (int side = 0; side < 2; side++)
+        for (int j = 0; j < acc[side]->n_atoms; j++) {
+            i128 s, lo, hi;
+            const struct slot *at = &v[acc[side]->atom[j]];
+            if (!point(NULL, v, acc[side]->coef[j], &s) || at->n <= 0)
+                return 0;
+            hull(at, &lo, &hi);
+            if (is_inf(lo) || is_inf(hi) || abs2(lo) >= KC_LIMIT || abs2(hi) >= KC_LIMIT)
+                return 0;
+            raw[n].s = side ? -s : s, raw[n].lo = lo, raw[n++].hi = hi;
+        }
+    int m = 0;
+    for (int k = 0; k < n; k++) {
+        i128 s = raw[k].s, lo = raw[k].lo, hi = raw[k].hi;
+        if (lo > hi)
+            return 1; /* an empty atom range: no assignment exists */
+        if (s == 0)
+            continue;
+        if (s < 0) {
+            i128 t = lo;
+            s = -s, lo = -hi, hi = -t;
+        }
+        int j = 0;
+        while (j < m && merged[j].s != s) j++;
+        if (j < m) {
+            merged[j].lo += lo;
+            merged[j].hi += hi;
+        } else {
+            merged[m].s = s, merged[m].lo = lo, merged[m++].hi = hi;
+        }
+    }
+    qsort(merged, (size_t)m, sizeof merged[0], cmp_term);
+    long budget = LATTICE_BUDGET;
+    return !solve(cw - cr, merged, m, -(aw->width - 1), ar->width - 1, &budget);
+}
+
+enum kc_verdict kc_check_eval(const struct kc_check *c, const unsigned char *params,
+                              size_t psize, const uint32_t grid[3], const uint32_t block[3],
+                              kc_alloc_lookup_fn lookup, enum kc_rule *rule)
+{
+    if (c->not_proven) {
+        *rule = KC_RULE_UNMODELLED;
+        return KC_NOT_PROVEN;
+    }
+    if (!grid[0] || !grid[1] || !grid[2] || !block[0] || !block[1] || !block[2]) {
+        *rule = KC_RULE_NO_THREADS;
+        return KC_IDEMPOTENT;
+    }
+    struct scratch *sc = scratch_for(c->n_program, c->n_accesses);
+    if (!sc) {
+        *rule = KC_RULE_INTERNAL;
+        return KC_NOT_PROVEN;
+    }
+    struct slot *v = sc->slots, *sets = sc->sets;
+    if (!run_program(c, v, params, psize, grid, block)) {
+        *rule = KC_RULE_NO_LAYOUT;
+        return KC_NOT_PROVEN;
+    }
+    for (uint32_t k = 0; k < c->n_accesses; k++) {
+        sets[k].n = -2;
+        if (c->accesses[k].kind == 3 && v[c->accesses[k].addr_slot].n != 0) {
+            *rule = KC_RULE_ATOMIC;
+            return KC_NOT_IDEMPOTENT;
+        }
+    }
+    int unknown = 0;
+    for (uint32_t k = 0; k < c->n_pairs; k++) {
+        int32_t w = c->pairs[k][0], r = c->pairs[k][1];
+        if (sets[w].n == -2)
+            byte_set(c, (uint32_t)w, v, params, psize, lookup, &sets[w]);
+        if (sets[r].n == -2)
+            byte_set(c, (uint32_t)r, v, params, psize, lookup, &sets[r]);
+        if (sets[w].n == 0 || sets[r].n == 0)
+            continue;
+        if (sets[w].n < 0 || sets[r].n < 0) {
+            unknown = 1;
+            continue;
+        }
+        if (!intersects(&sets[w], &sets[r]))
+            continue;
+        if (lattice_disjoint(c, w, r, v))
+            continue;
+        *rule = KC_RULE_OVERLAP;
+        return KC_NOT_IDEMPOTENT;
+    }
+    if (unknown) {
+        *rule = KC_RULE_UNKNOWN_RANGE;
+        return KC_NOT_PROVEN;
+    }
+    *rule = c->n_pairs ? KC_RULE_DISJOINT : KC_RULE_NO_CLOBBER;
+    return KC_IDEMPOTENT;
+}

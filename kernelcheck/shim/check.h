@@ -1,0 +1,58 @@
+/* LaunchCheck evaluation in C: the binary form of kernelcheck.launch.check (format 2),
+ * decoded once into a flat record and evaluated per launch with no allocation and no lock. */
+#ifndef KC_CHECK_H
+#define KC_CHECK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum kc_verdict { KC_IDEMPOTENT = 0, KC_NOT_IDEMPOTENT = 1, KC_NOT_PROVEN = 2 };
+
+/* The rule that decided a verdict (kernelcheck.launch.evaluate's decided_by, plus the
+ * shim's own reasons for not_proven). Keep in step with RULE_NAMES in kernelcheck/shim/_report.py. */
+enum kc_rule {
+    KC_RULE_NO_CLOBBER = 0,    /* idempotent: no (write, read) pair */
+    KC_RULE_DISJOINT,          /* idempotent: every pair disjoint */
+    KC_RULE_NO_THREADS,        /* idempotent: the launch has no threads */
+    KC_RULE_ATOMIC,            /* not_idempotent: non-idempotent atomic */
+    KC_RULE_OVERLAP,           /* not_idempotent: a pair may overlap */
+    KC_RULE_UNMODELLED,        /* not_proven: the kernel uses what the analysis does not model */
+    KC_RULE_UNKNOWN_RANGE,     /* not_proven: an access has no known byte range */
+    KC_RULE_NO_ANALYSIS,       /* not_proven: no analysis of the kernel (yet) */
+    KC_RULE_UNKNOWN_FUNCTION,  /* not_proven: a function handle the shim never saw */
+    KC_RULE_NO_LAYOUT,         /* not_proven: parameter layout unknown or buffer too small */
+    KC_RULE_INTERNAL,          /* not_proven: an internal failure of the shim */
+    KC_RULE_COUNT
+};
+
+struct kc_access {
+    int64_t kind, width, addr_slot, base_offset, base_size, indirect, const_slot, n_atoms;
+    int64_t coef[4], atom[4];
+};
+
+struct kc_check {
+    uint32_t n_program, n_accesses, n_pairs, not_proven;
+    int64_t (*program)[5];
+    struct kc_access *accesses;
+    int32_t (*pairs)[2];
+    int has_indirect;
+};
+
+/* An allocation-table lookup: the [base, base + size) holding addr; 0 when none. */
+typedef int (*kc_alloc_lookup_fn)(uint64_t addr, uint64_t *base, uint64_t *size);
+
+/* Decode the binary form; NULL when it is malformed (bad magic or version, truncated, or a
+ * slot reference that does not point to an earlier record). Free with kc_check_free. */
+struct kc_check *kc_check_decode(const void *blob, size_t size);
+void kc_check_free(struct kc_check *check);
+
+/* Decide one instance. params holds param_size bytes; grid and block are 3 values each.
+ * lookup may be NULL (indirect accesses are then of unknown range). Returns the verdict and
+ * stores the deciding rule. Never allocates (a per-thread scratch buffer is allocated on a
+ * thread's first call; if that fails, the verdict is not_proven with KC_RULE_INTERNAL). */
+enum kc_verdict kc_check_eval(const struct kc_check *check, const unsigned char *params,
+                              size_t param_size, const uint32_t grid[3],
+                              const uint32_t block[3], kc_alloc_lookup_fn lookup,
+                              enum kc_rule *rule);
+
+#endif

@@ -1,0 +1,129 @@
+"""What the shim counted, merged over the processes of one run, and printed for people.
+
+Each process the shim was loaded into writes ``shim-<pid>.json`` at exit (log.c); this
+module merges them per kernel (image hash, architecture, name), adds the kernel class and
+reasons from the analysis cache, and prints the summary ``kernelcheck run`` ends with.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["KernelCounts", "RunReport", "read_reports", "format_report"]
+
+VERDICTS = ("idempotent", "not_idempotent", "not_proven")
+
+
+@dataclass(frozen=True, slots=True)
+class KernelCounts:
+    """Instances of one kernel by verdict, with the deciding rules and the kernel's class."""
+
+    name: str
+    image_hash: str
+    arch: str
+    idempotent: int
+    not_idempotent: int
+    not_proven: int
+    rules: tuple[tuple[str, int], ...]
+    kernel_class: str = ""
+    reasons: tuple[str, ...] = ()
+
+    @property
+    def instances(self) -> int:
+        return self.idempotent + self.not_idempotent + self.not_proven
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "image_hash": self.image_hash, "arch": self.arch,
+                "instances": self.instances, "idempotent": self.idempotent,
+                "not_idempotent": self.not_idempotent, "not_proven": self.not_proven,
+                "rules": dict(self.rules), "class": self.kernel_class,
+                "reasons": list(self.reasons)}
+
+
+@dataclass(frozen=True, slots=True)
+class RunReport:
+    """The merged report of one ``kernelcheck run``."""
+
+    kernels: tuple[KernelCounts, ...]
+    graph_launches: int
+    warnings: tuple[str, ...]
+    processes: int
+
+    def total(self, verdict: str) -> int:
+        return sum(getattr(k, verdict) for k in self.kernels)
+
+    def to_json(self) -> dict:
+        return {"format_version": 1, "processes": self.processes,
+                "instances": sum(k.instances for k in self.kernels),
+                **{v: self.total(v) for v in VERDICTS},
+                "graph_launches_not_validated": self.graph_launches,
+                "kernels": [k.to_json() for k in self.kernels],
+                "warnings": list(self.warnings)}
+
+
+def read_reports(directory: Path, cache=None) -> RunReport:
+    """Merge every ``shim-*.json`` in ``directory``; ``cache`` adds classes and reasons."""
+    merged: dict[tuple[str, str, str], dict] = {}
+    graph = 0
+    warnings: list[str] = []
+    processes = 0
+    for path in sorted(Path(directory).glob("shim-*.json")):
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            warnings.append(f"unreadable shim report {path.name}")
+            continue
+        processes += 1
+        graph += data.get("graph_launches", 0)
+        warnings += [w for w in data.get("warnings", []) if w not in warnings]
+        for k in data.get("kernels", []):
+            key = (k["image_hash"], k["arch"], k["name"])
+            entry = merged.setdefault(key, {v: 0 for v in VERDICTS} | {"rules": {}})
+            for v in VERDICTS:
+                entry[v] += k.get(v, 0)
+            for rule, n in k.get("rules", {}).items():
+                entry["rules"][rule] = entry["rules"].get(rule, 0) + n
+    kernels = []
+    for (digest, arch, name), entry in merged.items():
+        cls, reasons = "", ()
+        if cache is not None and digest:
+            cached = cache.get(digest, name, arch)
+            if cached is not None:
+                cls, reasons = cached.kernel_class, cached.reasons
+            else:
+                status = cache.image_status(digest, arch)
+                if status is not None and status[0] == "failed":
+                    cls, reasons = "not_proven", (f"analysis failed: {status[1]}",)
+        kernels.append(KernelCounts(name, digest, arch, entry["idempotent"],
+                                    entry["not_idempotent"], entry["not_proven"],
+                                    tuple(sorted(entry["rules"].items())), cls, reasons))
+    kernels.sort(key=lambda k: (-k.instances, k.name))
+    return RunReport(tuple(kernels), graph, tuple(warnings), processes)
+
+
+def format_report(report: RunReport, width: int = 100) -> str:
+    """The text summary: totals, then one line per kernel with its rules and reasons."""
+    n = sum(k.instances for k in report.kernels)
+    lines = [f"kernelcheck: {len(report.kernels)} kernels seen, {n} instances: "
+             f"{report.total('idempotent')} idempotent, "
+             f"{report.total('not_idempotent')} not idempotent, "
+             f"{report.total('not_proven')} not proven"]
+    if report.graph_launches:
+        lines.append(f"kernelcheck: {report.graph_launches} CUDA graph launches "
+                     f"(not validated: their kernels never pass cuLaunchKernel)")
+    if report.kernels:
+        name_w = min(40, max(len(k.name) for k in report.kernels))
+        lines.append(f"  {'kernel':<{name_w}} {'class':<12} {'inst':>6} {'idem':>6} "
+                     f"{'not_idem':>8} {'not_prov':>8}  rules")
+        for k in report.kernels:
+            name = k.name if len(k.name) <= name_w else k.name[:name_w - 1] + "~"
+            rules = ", ".join(f"{r} {c}" for r, c in k.rules)
+            lines.append(f"  {name:<{name_w}} {k.kernel_class or '-':<12} {k.instances:>6} "
+                         f"{k.idempotent:>6} {k.not_idempotent:>8} {k.not_proven:>8}  {rules}")
+            for reason in list(dict.fromkeys(k.reasons))[:2]:
+                lines.append(f"  {'':<{name_w}}   {reason[:width]}")
+    for w in report.warnings:
+        lines.append(f"kernelcheck: warning: {w}")
+    return "\n".join(lines)
