@@ -92,6 +92,10 @@ class Program:
         self._compiled[function.name] = cf
         return cf
 
+    def compiled_functions(self) -> tuple[CompiledFunction, ...]:
+        """Every compiled function of the module (kernels and device functions)."""
+        return tuple(self._compiled.values())
+
     def function(self, name: str, instr=None) -> CompiledFunction:
         """The compiled function ``name``."""
         cf = self._compiled.get(name)
