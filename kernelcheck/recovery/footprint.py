@@ -10,7 +10,8 @@ The recovery engine needs three byte sets per instance, all as supersets (sound)
   atomic and which leaves out pairs whose byte set is unknown, the set here is ``None`` as
   soon as any access that matters has no known byte set.
 
-Everything is computed through the public :func:`~kernelcheck.launch.evaluate.evaluate` on
+Everything is computed through the public
+:func:`~kernelcheck.launch.evaluate.evaluate_general` (the exact evaluator) on
 derived checks (the LaunchCheck format is public): a check whose only pair is ``(k, k)`` and
 whose affine forms are dropped (so no lattice test can call an access disjoint from itself)
 yields the byte set of access ``k`` as its clobbered set.
@@ -22,7 +23,7 @@ from dataclasses import dataclass, replace
 
 from kernelcheck.analysis.intervals import IntervalSet
 from kernelcheck.launch.check import ATOMIC_BAD, ATOMIC_OK, READ, WRITE, LaunchCheck
-from kernelcheck.launch.evaluate import evaluate
+from kernelcheck.launch.evaluate import evaluate_general
 
 __all__ = ["Footprint", "access_bytes", "instance_footprint", "allocations_touching",
            "written_allocations"]
@@ -41,10 +42,17 @@ class Footprint:
     reason: str = ""
 
 
-def _plain(check: LaunchCheck) -> LaunchCheck:
-    accesses = tuple(replace(a, kind=WRITE if a.kind != READ else READ, const_slot=-1,
-                             atoms=()) for a in check.accesses)
-    return replace(check, accesses=accesses, pairs=(), not_proven="")
+def _derived(check: LaunchCheck, accesses, pairs) -> LaunchCheck:
+    # A new check (never dataclasses.replace: that would carry the original's compiled
+    # verdict function along).
+    return LaunchCheck(check.kernel, check.param_size, check.program, tuple(accesses),
+                       tuple(pairs))
+
+
+def _plain(check: LaunchCheck, pairs) -> LaunchCheck:
+    accesses = (replace(a, kind=WRITE if a.kind != READ else READ, const_slot=-1, atoms=())
+                for a in check.accesses)
+    return _derived(check, accesses, pairs)
 
 
 def access_bytes(check: LaunchCheck, index: int, params: bytes, grid, block,
@@ -68,8 +76,7 @@ def access_bytes(check: LaunchCheck, index: int, params: bytes, grid, block,
     """
     if check.not_proven:
         return None
-    derived = replace(_plain(check), pairs=((index, index),))
-    v = evaluate(derived, params, grid, block, allocations)
+    v = evaluate_general(_plain(check, ((index, index),)), params, grid, block, allocations)
     if v.verdict == "not_idempotent":
         return v.clobbered
     if v.verdict == "idempotent":
@@ -109,8 +116,8 @@ def instance_footprint(check: LaunchCheck, params: bytes, grid, block,
     bad = tuple(k for k, a in enumerate(check.accesses) if a.kind == ATOMIC_BAD)
     accesses = tuple(replace(a, kind=ATOMIC_OK) if a.kind == ATOMIC_BAD else a
                      for a in check.accesses)
-    derived = replace(check, accesses=accesses, pairs=check.pairs + tuple((k, k) for k in bad))
-    v = evaluate(derived, params, grid, block, allocations)
+    derived = _derived(check, accesses, check.pairs + tuple((k, k) for k in bad))
+    v = evaluate_general(derived, params, grid, block, allocations)
     if v.verdict == "not_idempotent" and v.clobbered is not None:
         clobbered = v.clobbered
     elif v.verdict == "idempotent":

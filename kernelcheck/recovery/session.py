@@ -85,14 +85,18 @@ class RecoverySession:
     verdict : callable, optional
         ``verdict(check, function, params, grid, block, allocations) -> InstanceVerdict``;
         by default the LaunchCheck is evaluated with the allocation table.
+    check_cache : dict, optional
+        LaunchChecks by ``(id(module IR), kernel)``, shared between sessions (each kernel is
+        analysed once).
     """
 
     def __init__(self, device: Device, config: RecoveryConfig | None = None, *,
-                 verdict: VerdictFn | None = None) -> None:
+                 verdict: VerdictFn | None = None, check_cache: dict | None = None) -> None:
         self.device = device
         self.config = config or RecoveryConfig()
         self._verdict = verdict or _default_verdict
-        self._checks: dict[tuple[int, str], LaunchCheck] = {}
+        self._checks: dict[tuple[int, str], LaunchCheck] = (
+            check_cache if check_cache is not None else {})
         self._log: list[_Entry] = []
         self._records: list[LaunchRecord] = []
         self._detections: list[Detection] = []
