@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from kernelcheck.analysis.describe import byte_range_text
 from kernelcheck.analysis.lower import ProgramBuilder, affine_form, apply_guards
 from kernelcheck.analysis.semantics import is_memory_value
+from kernelcheck.analysis.smt import prove_never_overlap
 from kernelcheck.analysis.symbolic import SymbolicAccess, symbolic_kernel
 from kernelcheck.analysis.terms import (
     Add,
@@ -275,10 +276,22 @@ def analyze_kernel(module: Module, function: Function) -> KernelSummary:
                                     base.size if base else 0, indirect, const_slot, atoms,
                                     f"{a.kind} of {_describe_base(a)} ({_where(a)})"))
     pairs = []
+    z3_seconds = 0.0
+    smt_proved = 0
+    guarded_by = {id(a): g for a, g in zip(sym.accesses, guarded_of, strict=True)}
     for w in writes:
         for r in reads:
-            if not residue_disjoint(w, r):
-                pairs.append((index_of[id(w)], index_of[id(r)]))
+            if residue_disjoint(w, r):
+                continue
+            if _base(w.address) is not None and _base(w.address) == _base(r.address):
+                # Same base pointer: Z3 may prove the bytes never meet for any instance.
+                result = prove_never_overlap(guarded_by[id(w)], w.width, guarded_by[id(r)],
+                                             r.width)
+                z3_seconds += result.seconds
+                if result.proved:
+                    smt_proved += 1
+                    continue
+            pairs.append((index_of[id(w)], index_of[id(r)]))
     clobber = _self_clobber(reads, [w for w in writes if w.kind == "write"])
     conditions: list[str] = []
     if unknown_writes:
@@ -299,7 +312,8 @@ def analyze_kernel(module: Module, function: Function) -> KernelSummary:
             reasons.append("only global writes, no global read")
         else:
             reasons.append("every write is provably disjoint from every read "
-                           "(address residues never meet)")
+                           + ("(address residues never meet)" if not smt_proved else
+                              f"(address residues, and Z3 for {smt_proved} pair(s))"))
     else:
         kernel_class = "conditional"
     ranges = {id(a): byte_range_text(g, a.width) for a, g in zip(sym.accesses, guarded_of,
@@ -329,7 +343,7 @@ def analyze_kernel(module: Module, function: Function) -> KernelSummary:
                         tuple(records), tuple(pairs),
                         "; ".join(reasons) if kernel_class == "not_proven" else "")
     return KernelSummary(function.name, kernel_class, tuple(reasons), accesses, check,
-                         tuple(conditions), time.perf_counter() - start, 0.0, params)
+                         tuple(conditions), time.perf_counter() - start, z3_seconds, params)
 
 
 def unanalysed_summary(function: Function, reason: str) -> KernelSummary:
