@@ -38,8 +38,10 @@ static void on_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsig
     struct kc_kernel *k = kc_registry_find(f);
     if (!k) {
         k = kc_registry_unknown();
-        if (k)
-            count(k, KC_NOT_PROVEN, KC_RULE_UNKNOWN_FUNCTION);
+        count(k, KC_NOT_PROVEN, KC_RULE_UNKNOWN_FUNCTION);
+        if (kc_cfg.log_path[0])
+            kc_log_instance(k->name, grid, block, NULL, 0, KC_NOT_PROVEN,
+                            KC_RULE_UNKNOWN_FUNCTION);
         return;
     }
     struct kc_loaded *ld = atomic_load_explicit(&k->loaded, memory_order_acquire);
@@ -82,6 +84,9 @@ static void on_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsig
                 v = kc_check_eval(ld->check, buf, size, grid, block,
                                   ld->check->has_indirect ? kc_alloc_lookup : NULL, &rule);
             }
+            if (rule == KC_RULE_INTERNAL)
+                kc_warn_once("eval", "internal failure while evaluating a LaunchCheck (out of "
+                             "memory or injected fault): instances count as not proven");
         }
     }
     count(k, v, rule);
