@@ -23,6 +23,7 @@ import csv
 import io
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -80,28 +81,40 @@ class Campaign:
         Fixture instances (see :func:`kernelcheck.faults.targets.load_target`).
     config : RecoveryConfig, optional
         Recovery settings for trials with recovery.
+    path : Path, optional
+        The PTX file to run the kernels from (each fixture's own file by default).
+
+    Targets whose golden run fails (an instance that faults by itself) are left out.
     """
 
     def __init__(self, targets: Sequence[tuple[str, int, bool]],
-                 config: RecoveryConfig | None = None) -> None:
+                 config: RecoveryConfig | None = None, path: Path | None = None) -> None:
         self.config = config or RecoveryConfig(redundant="replayable")
         self._specs = tuple(targets)
-        self._prepared: dict[int, _Prepared] = {}
+        self._path = path
+        self._prepared: dict[int, _Prepared | None] = {}
         self._checks: dict = {}
 
-    def prepared(self, k: int) -> _Prepared:
-        """Target ``k`` with its golden run (computed once)."""
-        p = self._prepared.get(k)
-        if p is None:
-            kernel, number, disjoint = self._specs[k]
-            t = load_target(kernel, number, disjoint=disjoint)
+    @property
+    def specs(self) -> tuple[tuple[str, int, bool], ...]:
+        return self._specs
+
+    def prepared(self, k: int) -> _Prepared | None:
+        """Target ``k`` with its golden run (computed once); ``None`` if it cannot run."""
+        if k in self._prepared:
+            return self._prepared[k]
+        kernel, number, disjoint = self._specs[k]
+        try:
+            t = load_target(kernel, number, disjoint=disjoint, path=self._path)
             profile, result = profile_launch(t.emu, t.program, t.entry, trace=True,
                                              **t.launch_kwargs())
-            golden = Golden(profile, group_sites(t.program),
-                            result.trace.read_bytes.ranges,
-                            result.trace.written_bytes.ranges, result.steps)
-            p = _Prepared(t, golden, t.emu.memory.snapshot())
-            self._prepared[k] = p
+        except (KernelcheckError, KeyError, ValueError, OverflowError):
+            self._prepared[k] = None
+            return None
+        golden = Golden(profile, group_sites(t.program), result.trace.read_bytes.ranges,
+                        result.trace.written_bytes.ranges, result.steps)
+        p = _Prepared(t, golden, t.emu.memory.snapshot())
+        self._prepared[k] = p
         return p
 
     def draw(self, trial: int, seed: int, model: str, groups: Sequence[str]):
@@ -111,6 +124,8 @@ class Campaign:
         order = rng.permutation(len(self._specs))
         for k in order:
             p = self.prepared(int(k))
+            if p is None:
+                continue
             fault = draw_fault(model, p.golden, p.target.program, rng, group)
             if fault is not None:
                 return int(k), fault
