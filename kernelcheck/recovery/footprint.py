@@ -26,6 +26,7 @@ from kernelcheck.launch.check import ATOMIC_BAD, ATOMIC_OK, READ, WRITE, LaunchC
 from kernelcheck.launch.evaluate import evaluate_general
 
 __all__ = ["Footprint", "access_bytes", "instance_footprint", "allocations_touching",
+           "clip_to_allocations",
            "written_allocations"]
 
 _WRITES = (WRITE, ATOMIC_OK, ATOMIC_BAD)
@@ -125,6 +126,18 @@ def instance_footprint(check: LaunchCheck, params: bytes, grid, block,
     else:
         return Footprint(reads, writes, None, v.detail or "clobbered bytes not known")
     return Footprint(reads, writes, clobbered)
+
+
+def clip_to_allocations(ranges: IntervalSet, allocations) -> tuple[tuple[int, int], ...]:
+    """``ranges`` cut to the allocations, one piece per allocation (copies never span two).
+
+    Bytes outside every allocation are dropped: no launch can write them without a memory
+    fault.
+    """
+    out = []
+    for base, size in sorted((int(b), int(s)) for b, s in allocations):
+        out += (ranges & IntervalSet(((base, base + size),))).ranges
+    return tuple(out)
 
 
 def allocations_touching(ranges: IntervalSet, allocations) -> tuple[tuple[int, int], ...]:

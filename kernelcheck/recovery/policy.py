@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kernelcheck.analysis.intervals import IntervalSet
-from kernelcheck.recovery.footprint import Footprint
+from kernelcheck.recovery.footprint import Footprint, clip_to_allocations
 
 __all__ = ["RecoveryConfig", "SavePlan", "plan_launch", "NOTHING", "CLOBBERED",
            "WRITTEN_ALLOCATIONS", "ALL_ALLOCATIONS", "UNRECOVERABLE"]
@@ -67,7 +67,8 @@ class RecoveryConfig:
 
 @dataclass(frozen=True, slots=True)
 class SavePlan:
-    """The bytes to save before a launch (``ranges``, half-open) and why."""
+    """The bytes to save before a launch and why: ``ranges`` are half-open, sorted, and
+    each lies inside one allocation."""
 
     mode: str
     ranges: tuple[tuple[int, int], ...]
@@ -145,4 +146,4 @@ def plan_launch(verdict: str, footprint: Footprint, allocations,
     ranges = base | extra
     if extra - base:
         reason += "; with bytes earlier unverified launches read"
-    return SavePlan(mode, ranges.ranges, reason)
+    return SavePlan(mode, clip_to_allocations(ranges, allocations), reason)

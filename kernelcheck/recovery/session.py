@@ -27,7 +27,12 @@ from kernelcheck.launch.check import LaunchCheck
 from kernelcheck.launch.evaluate import InstanceVerdict, evaluate
 from kernelcheck.recovery.detect import differing_bytes, read_ranges
 from kernelcheck.recovery.device import Device, DeviceError
-from kernelcheck.recovery.footprint import Footprint, instance_footprint, written_allocations
+from kernelcheck.recovery.footprint import (
+    Footprint,
+    clip_to_allocations,
+    instance_footprint,
+    written_allocations,
+)
 from kernelcheck.recovery.policy import RecoveryConfig, SavePlan, plan_launch
 from kernelcheck.recovery.report import Detection, LaunchRecord, RecoveryReport, Replay
 from kernelcheck.recovery.window import WindowEntry, replay_window
@@ -236,7 +241,7 @@ class RecoverySession:
     @staticmethod
     def _compare_ranges(footprint: Footprint, written, allocations):
         if footprint.writes is not None:
-            return footprint.writes.ranges
+            return clip_to_allocations(footprint.writes, allocations)
         alloc = written if written is not None else allocations
         return tuple((int(b), int(b) + int(s)) for b, s in alloc)
 

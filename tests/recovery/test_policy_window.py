@@ -11,6 +11,7 @@ from kernelcheck.recovery.window import WindowEntry, replay_window, window_viola
 
 ALLOCS = ((0, 64), (64, 64), (128, 64))
 EVERY = S([(0, 192)])
+ALLOCS_AS_RANGES = ((0, 64), (64, 128), (128, 192))   # one piece per allocation
 
 
 def test_idempotent_instance_saves_nothing():
@@ -30,7 +31,7 @@ def test_not_proven_instance_saves_the_allocations_it_may_write():
     plan = plan_launch("not_proven", fp, ALLOCS, ((64, 64),))
     assert plan.ranges == ((64, 128),) and plan.mode == "written_allocations"
     every = plan_launch("not_proven", fp, ALLOCS, None)
-    assert every.ranges == ((0, 192),) and every.mode == "all_allocations"
+    assert every.ranges == ALLOCS_AS_RANGES and every.mode == "all_allocations"
 
 
 def test_not_idempotent_without_complete_clobbered_set_is_treated_as_not_proven():
@@ -81,3 +82,9 @@ def test_unknown_footprint_or_unreplayable_launch_blocks_the_window():
     assert replay_window(log, 2, EVERY) == 2
     log[2] = WindowEntry(reads=a, writes=a, saved=a, replayable=False)
     assert replay_window(log, 2, EVERY) is None
+
+
+def test_saved_ranges_never_span_two_allocations_or_leave_them():
+    fp = Footprint(S([(0, 300)]), S([(0, 300)]), S([(32, 300)]))
+    plan = plan_launch("not_idempotent", fp, ALLOCS, ((0, 64),))
+    assert plan.ranges == ((32, 64), (64, 128), (128, 192))
