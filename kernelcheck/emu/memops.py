@@ -158,7 +158,8 @@ class _Access:
             buf = st.local
         else:
             raise MemoryFault("unsupported state space", kind=self.kind, space=space, width=n)
-        over = addrs + _U64(n) > _U64(size)
+        # (the first test catches addresses near 2**64, where addrs + n wraps around)
+        over = (addrs >= _U64(size)) | (addrs + _U64(n) > _U64(size))
         if over.any():
             k = int(np.argmax(over))
             err = MemoryFault(f"out of bounds of the {size}-byte {space} window",
