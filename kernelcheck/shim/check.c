@@ -137,6 +137,9 @@ static i128 mulx(i128 a, i128 b)
 {
     if (a == 0 || b == 0)
         return 0;
+    if (a > -((i128)1 << 62) && a < ((i128)1 << 62) && b > -((i128)1 << 62) &&
+        b < ((i128)1 << 62))
+        return a * b; /* cannot overflow: no overflow-checked 128-bit multiply needed */
     int neg = (a < 0) != (b < 0);
     i128 r;
     if (is_inf(a) || is_inf(b) || __builtin_mul_overflow(a, b, &r))
@@ -351,8 +354,7 @@ static void wrap(struct slot *r, const struct slot *v, int bits, int is_signed)
         return;
     }
     if (lo == hi && !is_inf(lo)) { /* one launch-constant value: wrapping it is exact */
-        i128 x = lo - lo_r;
-        x = x - floordiv(x, mod) * mod + lo_r;
+        i128 x = ((lo - lo_r) & (mod - 1)) + lo_r; /* floor-mod by a power of two */
         set1(r, x, x);
         r->exact = 1;
         return;
@@ -365,7 +367,7 @@ static void wrap(struct slot *r, const struct slot *v, int bits, int is_signed)
     struct piece tmp[2 * MAXP];
     int n = 0;
     for (int k = 0; k < v->n; k++) {
-        i128 shift = floordiv(v->p[k].lo - lo_r, mod) * mod;
+        i128 shift = ((v->p[k].lo - lo_r) >> bits) << bits; /* floor to a multiple of mod */
         i128 qlo = v->p[k].lo - shift, qhi = v->p[k].hi - shift;
         if (qhi <= hi_r) {
             tmp[n].lo = qlo, tmp[n++].hi = qhi;

@@ -7,6 +7,7 @@
  *   KERNELCHECK_LOG              JSONL file receiving one line per instance
  *   KERNELCHECK_POLL_MS          how often a kernel with no analysis re-checks the cache (50)
  *   KERNELCHECK_SHIM_DISABLE=1   pass every call through untouched
+ *   KERNELCHECK_SHIM_NO_MEMO=1   evaluate every launch (no per-thread verdict memo)
  *   KERNELCHECK_SHIM_FAULT       test-only: comma-separated faults to inject (cache, spool,
  *                                oom, eval)
  * A warning is printed once per cause, as one line on stderr, and kept for the report. */
@@ -56,6 +57,8 @@ static void configure(void)
         kc_cfg.poll_ms = 1;
     const char *off = getenv("KERNELCHECK_SHIM_DISABLE");
     kc_cfg.disabled = off && *off == '1';
+    const char *memo = getenv("KERNELCHECK_SHIM_NO_MEMO");
+    kc_cfg.no_memo = memo && *memo == '1';
 }
 
 __attribute__((constructor)) void kc_init(void) { pthread_once(&once, configure); }

@@ -27,6 +27,7 @@ void *kc_driver_symbol(const char *name);
 /* ---- log.c: configuration, warnings, the instance log, the exit report */
 struct kc_config {
     int disabled;
+    int no_memo;
     int poll_ms;
     char cache_dir[4096];
     char analyzer_version[128];

@@ -1,0 +1,188 @@
+"""Benchmark: the cost the shim adds to a kernel launch, and the C LaunchCheck evaluation.
+
+Run ``python bench/bench_launch.py [--launches N] [--repeats R]``; prints markdown tables.
+
+1. Added cost per launch. A small C loop (compiled here) calls the driver's
+   ``cuLaunchKernel`` N times for one instance, through the pointer cuda-bindings gets from
+   ``cuGetProcAddress`` (so under the shim, the shim's hook). The driver is the stand-in
+   ``libcuda.so.1`` in its no-op launch mode (``KERNELCHECK_STANDIN_NOOP=1``: it checks the
+   handle and dimensions, packs the parameters and returns, never entering the emulator),
+   run once plainly and once under the shim with the kernel's analysis already cached. The
+   table gives the median over R runs of ns per launch, the difference and the ratio, for
+   an empty kernel (no accesses) and for ``vec_add`` (a conditional kernel: two write/read
+   pairs tested per launch), the latter both with the per-thread verdict memo (the same
+   instance launched again costs a comparison) and with every launch evaluated
+   (``KERNELCHECK_SHIM_NO_MEMO=1``).
+2. C evaluation alone: ``kc_check_eval`` in a C loop for every fixture instance of the sm_90
+   PTX (median, 90th percentile and maximum over instances, and the slowest kernel).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+LOOP_C = r"""
+#include <stdint.h>
+#include <time.h>
+typedef int (*launch_t)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                        unsigned, void *, void **, void **);
+double launch_loop(void *fn, void *f, void **params, long n)
+{
+    launch_t launch = (launch_t)fn;
+    struct timespec t0, t1;
+    int bad = 0;
+    launch(f, 1, 1, 1, 256, 1, 1, 0, 0, params, 0);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (long k = 0; k < n; k++)
+        bad |= launch(f, 1, 1, 1, 256, 1, 1, 0, 0, params, 0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (bad)
+        return -1;
+    return ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / n;
+}
+"""
+
+CHILD = textwrap.dedent("""
+    import ctypes, sys
+    import numpy as np
+    from cuda.bindings import driver as cu
+    loop_lib, ptx, kernel, n, repeats = sys.argv[1:6]
+    def ok(r):
+        assert r[0] == cu.CUresult.CUDA_SUCCESS, r[0]
+        return r[1] if len(r) == 2 else r[1:]
+    ok(cu.cuInit(0))
+    ok(cu.cuCtxSetCurrent(ok(cu.cuDevicePrimaryCtxRetain(ok(cu.cuDeviceGet(0))))))
+    mod = ok(cu.cuModuleLoadData(open(ptx, "rb").read() + b"\\0"))
+    f = ok(cu.cuModuleGetFunction(mod, kernel.encode()))
+    buf = int(ok(cu.cuMemAlloc(1 << 20)))
+    values = [np.array([buf + 4096 * k], np.uint64) for k in range(3)] + \\
+        [np.array([256], np.int32)]
+    params = np.array([v.ctypes.data for v in values], dtype=np.uint64)
+    fn = ok(cu.cuGetProcAddress(b"cuLaunchKernel", 12000, 0))[0]
+    lib = ctypes.CDLL(loop_lib)
+    lib.launch_loop.restype = ctypes.c_double
+    lib.launch_loop.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_long]
+    out = [lib.launch_loop(int(fn), int(f), params.ctypes.data, int(n))
+           for _ in range(int(repeats))]
+    print(" ".join(f"{x:.2f}" for x in out))
+""")
+
+
+def _loop_library(build: Path) -> Path:
+    from kernelcheck.shim.build import find_compiler
+
+    src = build / "bench_loop.c"
+    lib = build / "libbench_loop.so"
+    src.write_text(LOOP_C)
+    subprocess.run([find_compiler(), "-O2", "-shared", "-fPIC", "-o", str(lib), str(src)],
+                   check=True)
+    return lib
+
+
+def launch_cost(launches: int, repeats: int) -> list[tuple[str, float, float]]:
+    """(kernel, plain ns, shim ns) medians per launch."""
+    from kernelcheck.cache import AnalysisCache
+    from kernelcheck.cache.warm import warm_cache
+    from kernelcheck.shim.build import preload_library
+    from kernelcheck.shim.launcher import shim_environment
+    from kernelcheck.standin import standin_environment
+
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        cache_dir = tmp / "cache"
+        cache = AnalysisCache(cache_dir)
+        loop = _loop_library(tmp)
+        base = standin_environment(noop_launches=True)
+        base.pop("LD_PRELOAD", None)
+        shim_env = shim_environment(base, preload_library(), cache_dir, tmp / "reports")
+        (tmp / "reports").mkdir()
+        cases = (("misc.ptx", "empty_kernel", False), ("elementwise.ptx", "vec_add", False),
+                 ("elementwise.ptx", "vec_add", True))
+        for ptx, kernel, no_memo in cases:
+            path = ROOT / "fixtures" / "ptx" / "sm_90" / ptx
+            warm_cache(path, cache=cache)
+            times = {}
+            shim_case = dict(shim_env, KERNELCHECK_SHIM_NO_MEMO="1" if no_memo else "0")
+            for label, env in (("plain", base), ("shim", shim_case)):
+                done = subprocess.run([sys.executable, "-c", CHILD, str(loop), str(path),
+                                       kernel, str(launches), str(repeats)], env=env,
+                                      capture_output=True, text=True, check=True)
+                times[label] = statistics.median(float(x) for x in done.stdout.split())
+            reports = list((tmp / "reports").glob("shim-*.json"))
+            counted = sum(k["idempotent"] + k["not_idempotent"] + k["not_proven"]
+                          for r in reports for k in json.loads(r.read_text())["kernels"])
+            assert counted == (launches + 1) * repeats, counted
+            for r in reports:
+                r.unlink()
+            label = f"{kernel} (evaluated every launch)" if no_memo else \
+                f"{kernel} (repeated instance: memo)" if kernel == "vec_add" else kernel
+            rows.append((label, times["plain"], times["shim"]))
+        cache.close()
+    return rows
+
+
+def eval_cost(iterations: int) -> list[tuple[str, float]]:
+    """(kernel, ns) of the C evaluation for every sm_90 fixture instance."""
+    from kernelcheck.analysis.summary import analyze_module
+    from kernelcheck.ptx.parser import parse_ptx_file
+    from kernelcheck.shim.native import native_eval_ns
+    from tests.shim.conftest import param_bytes
+
+    expected = tomllib.loads((ROOT / "fixtures" / "expected.toml").read_text())["kernels"]
+    out = []
+    for path in sorted((ROOT / "fixtures" / "ptx" / "sm_90").glob("*.ptx")):
+        module = parse_ptx_file(path)
+        for summary in analyze_module(module):
+            spec = expected.get(summary.name, {})
+            function = module.get_function(summary.name)
+            for instance in spec.get("instances", []):
+                if "allocations" in instance:
+                    continue
+                params = param_bytes(function, instance, spec["param_names"])
+                ns = native_eval_ns(summary.launch_check.to_bytes(), params, instance["grid"],
+                                    instance["block"], iterations)
+                out.append((summary.name, ns))
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--launches", type=int, default=100_000)
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--evaluations", type=int, default=20_000)
+    args = parser.parse_args()
+    os.environ.setdefault("KERNELCHECK_BUILD_DIR", tempfile.mkdtemp(prefix="kc-bench-"))
+    print(f"## Added cost per launch ({args.launches} launches x {args.repeats} runs, "
+          f"median; stand-in driver, no-op launches)\n")
+    print("| kernel | plain ns/launch | under shim ns/launch | added ns | ratio |")
+    print("|---|---:|---:|---:|---:|")
+    for kernel, plain, shim in launch_cost(args.launches, args.repeats):
+        print(f"| {kernel} | {plain:.1f} | {shim:.1f} | {shim - plain:.1f} | "
+              f"{shim / plain:.2f} |")
+    evals = eval_cost(args.evaluations)
+    ns = sorted(x for _, x in evals)
+    slowest = max(evals, key=lambda e: e[1])
+    print(f"\n## C LaunchCheck evaluation ({len(evals)} sm_90 fixture instances, "
+          f"{args.evaluations} evaluations each)\n")
+    print("| median ns | p90 ns | max ns | slowest kernel | instances <= 100 ns |")
+    print("|---:|---:|---:|---|---:|")
+    within = sum(x <= 100 for x in ns)
+    print(f"| {statistics.median(ns):.0f} | {ns[int(0.9 * (len(ns) - 1))]:.0f} | "
+          f"{ns[-1]:.0f} | {slowest[0]} | {within}/{len(ns)} |")
+
+
+if __name__ == "__main__":
+    main()
