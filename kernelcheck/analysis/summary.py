@@ -294,9 +294,12 @@ def analyze_kernel(module: Module, function: Function) -> KernelSummary:
             pairs.append((index_of[id(w)], index_of[id(r)]))
     clobber = _self_clobber(reads, [w for w in writes if w.kind == "write"])
     conditions: list[str] = []
-    if unknown_writes:
+    opaque_reads = [r for r in reads if r.space in ("texture", "surface")] if writes else []
+    if unknown_writes or opaque_reads:
         kernel_class = "not_proven"
         reasons.extend(f"write at an unknown address: {_where(w)}" for w in unknown_writes)
+        reasons.extend(f"{r.space} read at {_where(r)} may read bytes the kernel writes "
+                       f"(texture and surface memory is not modelled)" for r in opaque_reads)
     elif bad_atomics:
         kernel_class = "never"
     elif clobber is not None:

@@ -32,6 +32,7 @@ import networkx as nx
 
 from kernelcheck.analysis import semantics
 from kernelcheck.analysis.lower import apply_guards
+from kernelcheck.analysis.provenance import window_pointer
 from kernelcheck.analysis.terms import (
     Add,
     Cmp,
@@ -79,7 +80,7 @@ _MAX_CALL_DEPTH = 8
 # Opcodes that write memory in ways the analysis does not model (surface stores and
 # reductions, bulk and tensor copies, async stores, cluster and tensor-memory operations).
 _UNMODELLED_WRITERS = {"sust", "sured", "tensormap", "tcgen05", "multimem", "mapa",
-                       "getctarank", "cp.reduce", "st.async", "red.async", "wgmma",
+                       "getctarank", "cp.reduce", "st.async", "st.bulk", "red.async", "wgmma",
                        "stackrestore", "alloca"}
 # Opcodes with no memory effect and no register value the analysis needs.
 _NO_EFFECT = {"bar", "barrier", "membar", "fence", "ret", "exit", "bra", "brx", "prefetch",
@@ -151,7 +152,8 @@ class _Walker:
     """Symbolic evaluation of one function body (kernels, and callees inlined into them)."""
 
     def __init__(self, module: Module, function: Function, depth: int, loop_base: int,
-                 param_terms: dict | None, call_path: tuple[int, ...], entry_guard=()):
+                 param_terms: dict | None, call_path: tuple[int, ...], entry_guard=(),
+                 keys: list[int] | None = None):
         self.module = module
         self.function = function
         self.depth = depth
@@ -159,13 +161,13 @@ class _Walker:
         self.param_terms = param_terms  # callee: name -> {offset: term}; kernel: None
         self.call_path = call_path
         self.entry_guard = tuple(entry_guard)
+        self.keys = keys if keys is not None else [len(function.blocks) + 1]
         self.accesses: list[SymbolicAccess] = []
         self.unmodelled: list[str] = []
         self.returns: dict[tuple[str, int], list[Term]] = {}
         self.last_returns: dict[tuple[str, int], list[Term]] = {}
         self.callparams: dict[str, dict[int, Term]] = {}
         self.used_regs = {u for i in function.instructions for u in _register_uses(i)}
-        self.loop_counter = 0
 
     # ------------------------------------------------------------------ driver
     def run(self) -> None:
@@ -182,9 +184,36 @@ class _Walker:
             self.unmodelled.append(f"irreducible control flow in {function.name}")
             return
         loops = _natural_loops(cfg, back)
-        out: dict = {}
         block_of = {b.index: b for b in function.blocks}
         loop_defs = {h: self._defined_in(body, block_of) for h, body in loops.items()}
+        # Window pointers (shared/local provenance) of loop-carried registers are assumed at
+        # a header from the entry paths, then checked at every latch; a failed assumption is
+        # dropped and the walk repeated. The set of dropped assumptions only grows, so this
+        # ends after at most one walk per loop-carried register.
+        demoted: dict[int, set[str]] = {h: set() for h in loops}
+        while True:
+            out, assumed = self._walk(cfg, order, back, loops, loop_defs, block_of, demoted)
+            failed = False
+            for latch, header in back:
+                if latch not in out or header not in assumed:
+                    continue
+                lost = assumed[header] - out[latch].shared
+                if lost:
+                    demoted[header] |= lost
+                    failed = True
+            if not failed:
+                break
+        self.loop_defs = loop_defs
+        mapping = self._resolve_loops(cfg, loops, back, idom, out)
+        if mapping:
+            self._substitute(mapping)
+
+    def _walk(self, cfg, order, back, loops, loop_defs, block_of, demoted):
+        """One pass over the blocks in reverse post-order: ``(out states, assumed windows)``."""
+        self.accesses, self.unmodelled = [], []
+        self.returns, self.last_returns, self.callparams = {}, {}, {}
+        out: dict = {}
+        assumed: dict[int, set[str]] = {}
         for node in order:
             if node in (ENTRY, "exit"):
                 if node == ENTRY:
@@ -201,14 +230,13 @@ class _Walker:
                     state.regs[name] = LoopVar(self.loop_base + node, name)
                 for name in predicates:
                     state.preds[name] = POpaque(f"loop{node}:{name}")
+                state.shared -= demoted[node]
+                assumed[node] = state.shared & set(regs)
             self.block = node
             for instr in block_of[node].instructions:
                 self._step(instr, state)
             out[node] = state
-        self.loop_defs = loop_defs
-        mapping = self._resolve_loops(cfg, loops, back, idom, out)
-        if mapping:
-            self._substitute(mapping)
+        return out, assumed
 
     def _defined_in(self, body, block_of):
         regs, predicates = set(), set()
@@ -291,7 +319,12 @@ class _Walker:
         if spaces:
             self._memory(instr, state, spaces)
             return
-        if op in ("bra", "brx", "ret", "exit", "bar", "barrier", "membar", "fence", "trap"):
+        if op in ("bar", "barrier"):
+            # bar.red / barrier.red write a reduction over the CTA (ISA §9.7.13.1): a value
+            # of other threads, opaque here; the other forms define nothing.
+            self._clobber_defs(instr, state, memory=False)
+            return
+        if op in ("bra", "brx", "ret", "exit", "membar", "fence", "trap"):
             return
         self._define(instr, state)
 
@@ -326,26 +359,35 @@ class _Walker:
         value = None
         if len(targets) == 1 and all(isinstance(s, Term | Pred) for s in srcs):
             value = semantics.evaluate_instruction(instr, srcs)
+            if instr.opcode == "selp" and type(value) is Join and len(srcs) == 3 and \
+                    isinstance(srcs[2], Pred):
+                bits = semantics._bits(semantics.instruction_type(instr))
+                value = Join((_with_fact(srcs[0], srcs[2], bits),
+                              _with_fact(srcs[1], pred_not(srcs[2]), bits)))
         for name in targets:
             if types.get(name) == "pred":
                 self._assign_pred(instr, state, name, POpaque(f"{instr.opcode}@{instr.index}"))
                 continue
             term = value if value is not None else semantics._opaque(
                 instr, srcs, semantics._bits(semantics.instruction_type(instr)))
-            self._assign(instr, state, name, term)
-            if instr.opcode == "cvta" and any(m in ("shared", "local") for m in instr.modifiers) \
-                    and "to" not in instr.modifiers:
-                state.shared.add(name)
-            elif any(type(o) is Register and o.name in state.shared for o in instr.operands[1:]) \
-                    and instr.opcode in ("add", "sub", "mov", "mad", "cvta"):
-                state.shared.add(name)
-            else:
-                state.shared.discard(name)
+            window = len(targets) == 1 and window_pointer(instr, state.shared, srcs)
+            self._assign(instr, state, name, term, window)
 
-    def _assign(self, instr, state: _State, name: str, term: Term) -> None:
-        if instr.guard is not None and name in state.regs:
-            term = Join((state.regs[name], term))  # the guarded write may not happen
+    def _assign(self, instr, state: _State, name: str, term: Term, window: bool = False) -> None:
+        """Bind ``name`` to ``term``; ``window``: the value provably points into the shared
+        or local window (:mod:`kernelcheck.analysis.provenance`). Every binding goes through
+        here, so a register never keeps a window property its new value lacks."""
+        if instr.guard is not None:
+            # The guarded write may not happen: the old value (if any) stays possible, and
+            # the window property must hold for both.
+            window = window and name in state.shared
+            if name in state.regs:
+                term = Join((state.regs[name], term))
         state.regs[name] = term
+        if window:
+            state.shared.add(name)
+        else:
+            state.shared.discard(name)
 
     def _assign_pred(self, instr, state: _State, name: str, p: Pred) -> None:
         if instr.guard is not None:
@@ -390,6 +432,12 @@ class _Walker:
         if op in ("prefetch", "prefetchu", "discard", "applypriority"):
             return
         space = spaces[0]
+        if op in ("tex", "tld4", "suld"):
+            # Texture and surface fetches read global memory through an object handle
+            # (ISA §9.7.10): the bytes are not modelled, so the read has no known range.
+            self._record(instr, state, "read", space, None, 0, None)
+            self._clobber_defs(instr, state, memory=True)
+            return
         if op in ("ld", "ldu"):
             target = instr.operands[1] if len(instr.operands) > 1 else None
             if space in ("global", "generic") and type(target) is Address:
@@ -428,7 +476,6 @@ class _Walker:
             else:
                 self._assign(instr, state, name, Opaque(
                     f"{instr.opcode}@{instr.index}", 64, memory))
-                state.shared.discard(name)
 
     def _ld_param(self, instr: Instruction, state: _State) -> None:
         address = instr.operands[1]
@@ -469,6 +516,10 @@ class _Walker:
             if decl is None and any(v.name == operand.base.name and v.space in (
                     "shared", "local") for v in self.function.local_variables):
                 return
+        if not width and space in ("global", "generic"):
+            # Without a width the byte range is unknown: never record an empty access.
+            self.unmodelled.append(f"access width not modelled {_where(self.function, instr)}")
+            return
         address = self._address(operand, state) if type(operand) is Address else None
         if address is None:
             address = Opaque(f"address@{instr.index}", 64)
@@ -507,9 +558,12 @@ class _Walker:
             if type(arg) is Symbol:
                 bindings[param.name] = dict(self.callparams.get(arg.name, {}))
         guard = state.guard + ((self._guard_pred(instr, state),) if instr.guard else ())
-        inner = _Walker(self.module, callee, self.depth + 1,
-                        self.loop_base + 1000 * (instr.index + 1) * (self.depth + 1) * 7,
-                        bindings, self.call_path + (instr.index,), guard)
+        # Loop keys (header block + base) must differ between every inlined body, so the
+        # base comes from a counter shared by all walkers of the kernel.
+        base = self.keys[0]
+        self.keys[0] += len(callee.blocks) + 1
+        inner = _Walker(self.module, callee, self.depth + 1, base, bindings,
+                        self.call_path + (instr.index,), guard, self.keys)
         inner.run()
         self.accesses.extend(inner.accesses)
         self.unmodelled.extend(inner.unmodelled)
@@ -624,6 +678,24 @@ class _Walker:
 
 
 _ATOMIC_OPS = ("add", "sub", "inc", "dec", "cas", "exch", "max", "min", "and", "or", "xor")
+
+
+def _with_fact(term: Term, literal: Pred, bits: int) -> Term:
+    """``term`` with the facts of ``literal`` attached, for the operand ``selp`` picks when
+    ``literal`` holds: the picked value satisfies it, wherever the value flows afterwards.
+
+    The facts are stated over ``Wrap(term, bits, s)``, congruent to the register modulo
+    ``2**bits`` (the convention of :mod:`kernelcheck.analysis.terms`), so the bounded
+    wrap may stand for the register.
+    """
+    if not bits or not isinstance(term, Term):
+        return term
+    for signed in (True, False):
+        w = wrap(term, bits, signed)
+        bounded = apply_guards(w, (literal,))
+        if bounded != w:
+            return bounded
+    return term
 
 
 def _mul(a: Term, b: Term) -> Term:

@@ -33,7 +33,7 @@ __all__ = [
     "Mul", "Wrap", "Min", "Max", "Join", "Div", "Rem", "Shr", "BitAnd", "BitOr", "BitXor",
     "Bound", "NotEq", "Pred", "Cmp", "PNot", "PAnd", "POr", "PConst", "POpaque", "THREAD_VARS",
     "DIMS", "add", "mul", "neg", "wrap", "const", "contains", "substitute", "is_launch_constant",
-    "render", "pred_not",
+    "render", "pred_not", "children",
 ]
 
 #: Special registers whose value differs between the threads of one launch, with the
@@ -379,6 +379,11 @@ def _children(t) -> tuple:
     if kind is TripMax:
         return (t.x0, t.step, t.bound)
     return ()
+
+
+def children(t) -> tuple:
+    """The direct sub-terms (and sub-predicates) of ``t``, in order."""
+    return _children(t)
 
 
 def contains(term, predicate) -> bool:
