@@ -65,6 +65,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--allocations", metavar="BASE:SIZE,...",
                         help="live device allocations, for accesses whose address depends "
                              "on memory contents")
+    parser.add_argument("--regions", action="store_true",
+                        help="also place re-executable region boundaries in each kernel "
+                             "(docs/regions.md): instruction ranges, source lines, the "
+                             "clobber each boundary cuts, live state in bytes")
     parser.add_argument("--warm-cache", action="store_true",
                         help="store the analysis of FILE (.ptx, .cubin or fatbin) in the "
                              "analysis cache that `kernelcheck run` reads")
@@ -101,10 +105,15 @@ def run(args: argparse.Namespace) -> int:
         )
     verdicts = _decide(reports, instance) if instance is not None else {}
     if args.json:
-        json.dump(_json_document(loaded, reports, verdicts, instance), sys.stdout, indent=2)
+        document = _json_document(loaded, reports, verdicts, instance)
+        if getattr(args, "regions", False):
+            _add_regions(document, reports)
+        json.dump(document, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
         _print_text(loaded, reports, verdicts, instance)
+        if getattr(args, "regions", False):
+            _print_regions(reports)
     return 1 if loaded.errors else 0
 
 
@@ -382,3 +391,40 @@ def _run_jsonl(path: str, args: argparse.Namespace) -> int:
     for error in summary.input_errors:
         print(f"error: {error}", file=report)
     return 1 if summary.causes or summary.input_errors else 0
+
+
+def _kernel_regions(entry: LoadedModule, function):
+    """The re-executable regions of a kernel (PTX only), or ``None`` for the rest."""
+    from kernelcheck.regions import kernel_regions
+
+    if entry.language != "ptx" or not function.is_kernel:
+        return None
+    return kernel_regions(entry.module, function)
+
+
+def _add_regions(document: dict, reports) -> None:
+    """Put a ``regions`` field in every kernel item of a ``--json`` document."""
+    for (entry, kernels), module in zip(reports, document["modules"], strict=True):
+        for (function, _structure, _summary), item in zip(kernels, module["kernels"],
+                                                          strict=True):
+            regions = _kernel_regions(entry, function)
+            if regions is not None:
+                item["regions"] = regions.to_json()
+            elif function.is_kernel:
+                item["regions"] = {"status": "not_proven",
+                                   "reason": "regions are placed on PTX; this image has "
+                                             "only SASS"}
+
+
+def _print_regions(reports) -> None:
+    """The ``--regions`` section of the text report."""
+    from kernelcheck.regions import format_regions
+
+    for entry, kernels in reports:
+        for function, _structure, _summary in kernels:
+            regions = _kernel_regions(entry, function)
+            if regions is None:
+                continue
+            print(f"regions of {function.name}:")
+            print(format_regions(regions))
+            print()
