@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from kernelcheck.analysis.describe import byte_range_text
 from kernelcheck.analysis.lower import ProgramBuilder, affine_form, apply_guards
 from kernelcheck.analysis.semantics import is_memory_value
-from kernelcheck.analysis.smt import prove_never_overlap
+from kernelcheck.analysis.smt import prove_never_overlap, prove_same_address
 from kernelcheck.analysis.symbolic import SymbolicAccess, symbolic_kernel
 from kernelcheck.analysis.terms import (
     Add,
@@ -61,6 +61,7 @@ __all__ = ["MemoryAccess", "KernelSummary", "analyze_kernel", "analyze_module", 
 
 _BAD_ATOMICS = {"add", "sub", "inc", "dec", "cas", "xor", "unknown"}
 _OK_ATOMICS = {"max", "min", "and", "or"}
+_SAME_ADDRESS_QUERIES = 4  # Z3 queries per kernel for the never class
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,14 +207,32 @@ def _where(a: SymbolicAccess) -> str:
     return f"{a.instr.full_opcode} #{a.instr.index}{line}{via}"
 
 
-def _self_clobber(reads, writes) -> tuple[SymbolicAccess, SymbolicAccess] | None:
+def _self_clobber(reads, writes, guarded_by) -> tuple[tuple, float]:
+    """``((read, write) or None, seconds in Z3)``: a read and a later write of the same
+    bytes by the same thread under the same guard, in every instance that runs them.
+
+    Syntactically equal addresses decide at once; otherwise Z3 may prove the two address
+    terms equal for every thread that satisfies the guard
+    (:func:`kernelcheck.analysis.smt.prove_same_address`: ``mul.wide`` versus ``shl`` of
+    the same index, a sum in another order).
+    """
+    candidates = []
     for w in writes:
         for r in reads:
-            if (r.address == w.address and r.width == w.width and r.call_path == w.call_path
+            if (r.width == w.width and r.call_path == w.call_path
                     and r.function == w.function and r.instr.index < w.instr.index
                     and set(r.guard) <= set(w.guard) and set(w.guard) <= set(r.guard)):
-                return r, w
-    return None
+                if r.address == w.address:
+                    return (r, w), 0.0
+                if _base(r.address) is not None and _base(r.address) == _base(w.address):
+                    candidates.append((r, w))
+    seconds = 0.0
+    for r, w in candidates[:_SAME_ADDRESS_QUERIES]:
+        result = prove_same_address(guarded_by[id(r)], guarded_by[id(w)])
+        seconds += result.seconds
+        if result.proved:
+            return (r, w), seconds
+    return None, seconds
 
 
 def analyze_kernel(module: Module, function: Function) -> KernelSummary:
@@ -278,6 +297,7 @@ def analyze_kernel(module: Module, function: Function) -> KernelSummary:
     pairs = []
     z3_seconds = 0.0
     smt_proved = 0
+    smt_cache: dict = {}
     guarded_by = {id(a): g for a, g in zip(sym.accesses, guarded_of, strict=True)}
     for w in writes:
         for r in reads:
@@ -286,13 +306,17 @@ def analyze_kernel(module: Module, function: Function) -> KernelSummary:
             if _base(w.address) is not None and _base(w.address) == _base(r.address):
                 # Same base pointer: Z3 may prove the bytes never meet for any instance.
                 result = prove_never_overlap(guarded_by[id(w)], w.width, guarded_by[id(r)],
-                                             r.width)
+                                             r.width, cache=smt_cache)
                 z3_seconds += result.seconds
                 if result.proved:
                     smt_proved += 1
                     continue
             pairs.append((index_of[id(w)], index_of[id(r)]))
-    clobber = _self_clobber(reads, [w for w in writes if w.kind == "write"])
+    clobber = None
+    if not bad_atomics:
+        clobber, seconds = _self_clobber(reads, [w for w in writes if w.kind == "write"],
+                                         guarded_by)
+        z3_seconds += seconds
     conditions: list[str] = []
     opaque_reads = [r for r in reads if r.space in ("texture", "surface")] if writes else []
     if unknown_writes or opaque_reads:

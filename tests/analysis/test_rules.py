@@ -407,3 +407,27 @@ def test_a_barrier_reduction_result_is_not_a_stale_value():
     write = next(a for a in s.accesses if a.kind == "write")
     assert "%tid.x" not in write.address
     assert s.kernel_class == "conditional"
+
+
+def test_read_then_write_through_differently_computed_addresses_is_never_idempotent():
+    # a[i] read through mul.wide, written through cvt + shl: equal addresses, proved by Z3.
+    s = kernel("""
+ setp.ge.s32 %p1, %r5, %r1; @%p1 bra DONE;
+ mul.wide.s32 %rd5, %r5, 4; add.s64 %rd6, %rd3, %rd5; ld.global.u32 %r6, [%rd6];
+ cvt.s64.s32 %rd8, %r5; shl.b64 %rd9, %rd8, 2; add.s64 %rd10, %rd9, %rd3;
+ add.s32 %r7, %r6, 1; st.global.u32 [%rd10], %r7;
+DONE:""")
+    assert s.kernel_class == "never"
+    assert "same address by the same thread" in s.reasons[0]
+
+
+def test_a_shifted_write_is_not_claimed_to_hit_the_read_address():
+    # a[i + 1] = a[i] + 1: not the same bytes for one thread, so not "never" by that rule.
+    s = kernel("""
+ setp.ge.s32 %p1, %r5, %r1; @%p1 bra DONE;
+ mul.wide.s32 %rd5, %r5, 4; add.s64 %rd6, %rd3, %rd5; ld.global.u32 %r6, [%rd6];
+ add.s32 %r7, %r6, 1; st.global.u32 [%rd6+4], %r7;
+DONE:""")
+    assert s.kernel_class == "conditional"
+    assert verdict(s, n=256, block=(1, 1, 1)) == "idempotent"
+    assert verdict(s, n=256) == "not_idempotent"

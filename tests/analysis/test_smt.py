@@ -46,3 +46,28 @@ def test_importing_kernelcheck_does_not_import_z3():
     code = "import kernelcheck, kernelcheck.analysis.summary, sys; print('z3' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_wrapped_index_is_encoded_exactly():
+    # i = ctaid * ntid + tid as a 32-bit int, a[wrap(i + 2**31)] against a[wrap(i)]: thread
+    # i = 0 writes a[-2**31], which thread i = 2**31 reads. Only an exact wrap finds it.
+    from kernelcheck.analysis.terms import Special as S
+
+    i = add(mul(S("%ctaid.x"), S("%ntid.x")), TID)
+    result = prove_never_overlap(_addr(add(i, Const(1 << 31))), 4, _addr(i), 4,
+                                 timeout_ms=5_000)
+    assert not result.proved
+    # With threads limited to one block the indices cannot meet: proved.
+    assert prove_never_overlap(_addr(add(TID, Const(1 << 31))), 4, _addr(TID), 4,
+                               timeout_ms=5_000).proved
+
+
+def test_identical_queries_are_answered_once_per_cache():
+    from kernelcheck.analysis.smt import prove_same_address
+
+    cache: dict = {}
+    first = prove_never_overlap(_addr(TID), 4, _addr(add(TID, Const(2))), 4, cache=cache)
+    again = prove_never_overlap(_addr(TID), 4, _addr(add(TID, Const(2))), 4, cache=cache)
+    assert first.proved == again.proved and again.seconds == 0.0
+    assert prove_same_address(_addr(TID), _addr(TID)).proved
+    assert not prove_same_address(_addr(TID), _addr(add(TID, Const(1)))).proved
