@@ -22,6 +22,13 @@ Calls
     registers, per-lane ``.param`` areas), then copies its return values back.
 
 A step budget (``step_limit``) stops a batch part way, for interrupted-execution experiments.
+
+Checkpoints and resume (the hooks of :mod:`kernelcheck.emu.resume`)
+    When ``batch.checkpoint`` is set, the kernel frame calls its ``at_boundary`` just before it
+    executes an instruction of ``checkpoint.positions`` (for the lanes standing there), before
+    that step counts against ``step_limit``: a block stopped at a boundary resumes there.
+    ``run_kernel(batch, cfunc, start=state)`` runs the kernel frame from a saved
+    :class:`FrameState` instead of from its first instruction.
 """
 
 from __future__ import annotations
@@ -33,7 +40,8 @@ import numpy as np
 from kernelcheck.emu.compiler import BARRIER, BRANCH, BRX, CALL, EXIT, PLAIN, RET, TRAP
 from kernelcheck.errors import KernelcheckError
 
-__all__ = ["LaunchError", "Batch", "Frame", "StepLimitReached", "run_kernel", "BitFlip"]
+__all__ = ["LaunchError", "Batch", "Frame", "FrameState", "StepLimitReached", "run_kernel",
+           "BitFlip"]
 
 
 class LaunchError(KernelcheckError):
@@ -72,6 +80,22 @@ class Frame:
         self.regs = [np.zeros(lanes, dtype=dt) for dt in cfunc.reg_storage]
         self.params = {name: np.zeros((lanes, max(size, 1)), dtype=np.uint8)
                        for name, size in cfunc.param_sizes.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class FrameState:
+    """Where the kernel frame of a batch stands: enough to continue it from there.
+
+    ``registers`` maps register slots of the compiled kernel to their per-lane values (slots
+    left out start as zeros); ``pc`` is the instruction every running lane stands at when
+    ``lane_pc`` is ``None``, else ``lane_pc`` holds each lane's own program counter.
+    """
+
+    pc: int
+    lane_pc: np.ndarray | None
+    active: np.ndarray
+    exited: np.ndarray
+    registers: tuple[tuple[int, np.ndarray], ...]
 
 
 class Batch:
@@ -117,6 +141,8 @@ class Batch:
         self.flip_lane = -1
         self.flip_count = 0
         self.flip_done = False
+        #: Checkpoint hook of the kernel frame (see the module documentation), or None.
+        self.checkpoint = None
         if flip is not None:
             for k, c in enumerate(blocks):
                 if tuple(c) == tuple(flip.ctaid):
@@ -194,10 +220,15 @@ class Batch:
                 tuple(int(t[lane]) for t in self._tid))
 
 
-def run_kernel(batch: Batch, cfunc) -> None:
-    """Run the kernel ``cfunc`` over every thread of ``batch``."""
+def run_kernel(batch: Batch, cfunc, start: FrameState | None = None) -> None:
+    """Run the kernel ``cfunc`` over every thread of ``batch`` (from ``start`` if given)."""
     frame = Frame(cfunc, batch.L)
-    _run_frame(batch, frame, batch.alive.copy())
+    if start is None:
+        _run_frame(batch, frame, batch.alive.copy(), batch.checkpoint)
+        return
+    for slot, values in start.registers:
+        frame.regs[slot] = values.copy()
+    _run_frame(batch, frame, start.active.copy(), batch.checkpoint, start)
 
 
 def _guard_mask(regs, op, base):
@@ -228,16 +259,21 @@ def _apply_flip(batch: Batch, fr: Frame, op, emask) -> None:
         batch.flip_done = True
 
 
-def _run_frame(batch: Batch, fr: Frame, active: np.ndarray) -> np.ndarray:
-    """Run ``fr`` for lanes ``active`` until they return; returns the lanes that ``exit``."""
+def _run_frame(batch: Batch, fr: Frame, active: np.ndarray, hook=None,
+               start: FrameState | None = None) -> np.ndarray:
+    """Run ``fr`` for lanes ``active`` until they return; returns the lanes that ``exit``.
+
+    ``hook`` is the checkpoint hook (kernel frame only); ``start`` a state to continue from.
+    """
     ops = fr.cfunc.ops
     n = len(ops)
     regs = fr.regs
     L = batch.L
-    exited = np.zeros(L, dtype=bool)
+    exited = np.zeros(L, dtype=bool) if start is None else start.exited.copy()
     full = bool(active.all())
-    upc = 0
-    lane_pc = None
+    upc = 0 if start is None else (start.pc if start.lane_pc is None else None)
+    lane_pc = None if start is None or start.lane_pc is None else start.lane_pc.copy()
+    positions = hook.positions if hook is not None else ()
     flip = batch.flip is not None
     limit = batch.step_limit
     while True:
@@ -249,6 +285,8 @@ def _run_frame(batch: Batch, fr: Frame, active: np.ndarray) -> np.ndarray:
             base = None if full else active
             emask = base if op.guard < 0 else _guard_mask(regs, op, base)
             kind = op.kind
+            if upc in positions:
+                hook.at_boundary(batch, fr, upc, None, active, exited)
             batch.steps += 1
             if limit is not None and batch.steps > limit:
                 raise StepLimitReached
@@ -332,6 +370,8 @@ def _run_frame(batch: Batch, fr: Frame, active: np.ndarray) -> np.ndarray:
         op = ops[p]
         emask = at if op.guard < 0 else _guard_mask(regs, op, at)
         kind = op.kind
+        if p in positions:
+            hook.at_boundary(batch, fr, p, lane_pc, active, exited)
         batch.steps += 1
         if limit is not None and batch.steps > limit:
             raise StepLimitReached

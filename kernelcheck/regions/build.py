@@ -251,8 +251,9 @@ def kernel_regions(module: Module, function: Function, *,
         status, reason = "one_region", "no clobber antidependence and no non-idempotent atomic"
     else:
         status = "cut"
-        reason = (f"{len(result.boundaries)} boundar{'y' if len(result.boundaries) == 1 else 'ies'}"
-                  f" separate {len(pairs)} clobber position pair"
+        one = len(result.boundaries) == 1
+        reason = (f"{len(result.boundaries)} boundar{'y separates' if one else 'ies separate'}"
+                  f" {len(pairs)} clobber position pair"
                   f"{'' if len(pairs) == 1 else 's'} and {len(model.atomics)} "
                   "non-idempotent atomic" + ("" if len(model.atomics) == 1 else "s"))
     inert = inert_instructions(graph, positions)
