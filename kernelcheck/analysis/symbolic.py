@@ -167,7 +167,10 @@ class _Walker:
         self.returns: dict[tuple[str, int], list[Term]] = {}
         self.last_returns: dict[tuple[str, int], list[Term]] = {}
         self.callparams: dict[str, dict[int, Term]] = {}
-        self.used_regs = {u for i in function.instructions for u in _register_uses(i)}
+        self.used_regs, self.ret_slots = _uses_and_returns(function, param_terms is not None)
+        # Atomics whose old value is only returned: access index -> return slots it went to.
+        self.pending: list[tuple[int, tuple]] = []
+        self.last_pending: dict[tuple[str, int], list[int]] = {}
 
     # ------------------------------------------------------------------ driver
     def run(self) -> None:
@@ -212,6 +215,7 @@ class _Walker:
         """One pass over the blocks in reverse post-order: ``(out states, assumed windows)``."""
         self.accesses, self.unmodelled = [], []
         self.returns, self.last_returns, self.callparams = {}, {}, {}
+        self.pending, self.last_pending = [], {}
         out: dict = {}
         assumed: dict[int, set[str]] = {}
         for node in order:
@@ -460,10 +464,16 @@ class _Walker:
                 operands = instr.operands[1:] if is_red else instr.operands[2:]
                 value = [self._value(o, state) for o in operands]
                 atomic = next((m for m in mods if m in _ATOMIC_OPS), "unknown")
-                used = (not is_red and type(instr.operands[0]) is Register and
-                        instr.operands[0].name in self.used_regs)
+                dest = instr.operands[0].name if not is_red and type(
+                    instr.operands[0]) is Register else None
+                used = dest is not None and dest in self.used_regs
+                before = len(self.accesses)
                 self._record(instr, state, "atomic", space, target, access_width(instr),
                              tuple(value), atomic, used)
+                if dest is not None and not used and dest in self.ret_slots and (
+                        len(self.accesses) > before):
+                    # Only returned (a -G wrapper such as __iAtomicMax): the caller decides.
+                    self.pending.append((before, self.ret_slots[dest]))
             if not is_red:
                 self._clobber_defs(instr, state, memory=True)
             return
@@ -476,6 +486,19 @@ class _Walker:
             else:
                 self._assign(instr, state, name, Opaque(
                     f"{instr.opcode}@{instr.index}", 64, memory))
+
+    def _returned_atomics(self, indices, name: str) -> None:
+        """The old values of the atomics ``indices`` were loaded into ``name`` after a call:
+        used if ``name`` is used, pending again if it is only returned, else unused."""
+        for k in indices:
+            if name in self.used_regs or name not in self.ret_slots:
+                if name in self.used_regs:
+                    a = self.accesses[k]
+                    self.accesses[k] = SymbolicAccess(
+                        a.instr, a.function, a.kind, a.space, a.address, a.width, a.guard,
+                        a.value, a.atomic_op, True, a.call_path)
+            else:
+                self.pending.append((k, self.ret_slots[name]))
 
     def _ld_param(self, instr: Instruction, state: _State) -> None:
         address = instr.operands[1]
@@ -498,6 +521,7 @@ class _Walker:
             elif self.param_terms is not None and symbol in self.param_terms:
                 term = self.param_terms[symbol].get(offset)
             elif (symbol, offset) in self.last_returns:
+                self._returned_atomics(self.last_pending.get((symbol, offset), ()), name)
                 values = self.last_returns[(symbol, offset)]
                 term = values[0] if len(set(values)) == 1 else Join(tuple(values))
             if term is None:
@@ -565,6 +589,7 @@ class _Walker:
         inner = _Walker(self.module, callee, self.depth + 1, base, bindings,
                         self.call_path + (instr.index,), guard, self.keys)
         inner.run()
+        first = len(self.accesses)
         self.accesses.extend(inner.accesses)
         self.unmodelled.extend(inner.unmodelled)
         returns: dict = {}
@@ -573,6 +598,13 @@ class _Walker:
                 if name == ret_param.name and type(ret_arg) is Symbol:
                     returns[(ret_arg.name, offset)] = values
         self.last_returns = returns
+        self.last_pending = {}
+        for k, slots in inner.pending:
+            for ret_param, ret_arg in zip(callee.return_params, rets, strict=False):
+                for name, offset in slots:
+                    if name == ret_param.name and type(ret_arg) is Symbol:
+                        self.last_pending.setdefault((ret_arg.name, offset), []).append(
+                            first + k)
         self.callparams = {}
 
     # ------------------------------------------------------------------ loops
@@ -703,9 +735,27 @@ def _mul(a: Term, b: Term) -> Term:
     return mul(a, b)
 
 
-def _register_uses(instr: Instruction) -> list[str]:
+def _uses_and_returns(function: Function, callee: bool):
+    """``(used, ret_slots)``: registers read by some instruction, except as the value of a
+    store to the function's return parameter; and, for those stored there, the
+    ``(return parameter, offset)`` slots they go to. Flow-insensitive: a register with
+    any other use anywhere counts as used (conservative for atomics)."""
     from kernelcheck.ir.operands import uses
-    return list(uses(instr))
+
+    returns = {p.name for p in function.return_params} if callee else set()
+    used: set[str] = set()
+    slots: dict[str, list] = {}
+    for instr in function.instructions:
+        ops = instr.operands
+        if (returns and instr.opcode == "st" and "param" in instr.modifiers and len(ops) == 2
+                and type(ops[0]) is Address and type(ops[0].base) is Symbol
+                and ops[0].base.name in returns and type(ops[1]) is Register):
+            slots.setdefault(ops[1].name, []).append((ops[0].base.name, ops[0].offset))
+            if instr.guard is not None:
+                used.add(instr.guard.register)
+            continue
+        used.update(uses(instr))
+    return used, {k: tuple(v) for k, v in slots.items() if k not in used}
 
 
 def _dominates(idom: dict, a, b) -> bool:

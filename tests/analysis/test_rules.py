@@ -431,3 +431,41 @@ DONE:""")
     assert s.kernel_class == "conditional"
     assert verdict(s, n=256, block=(1, 1, 1)) == "idempotent"
     assert verdict(s, n=256) == "not_idempotent"
+
+
+# ----------------------------------------------------------------------- atomics
+
+ATOMIC_MAX = """
+.func (.param .b32 func_retval0) amax(.param .b64 amax_param_0, .param .b32 amax_param_1)
+{
+ .reg .b32 %r<3>; .reg .b64 %rd<2>;
+ ld.param.u64 %rd1, [amax_param_0]; ld.param.u32 %r1, [amax_param_1];
+ atom.max.s32 %r2, [%rd1], %r1;
+ st.param.b32 [func_retval0+0], %r2; ret;
+}
+"""
+CALL_AMAX = """
+ { .param .b64 param0; st.param.b64 [param0], %rd1; .param .b32 param1;
+   st.param.b32 [param1], %r5; .param .b32 retval0;
+   call.uni (retval0), amax, (param0, param1); ld.param.b32 %r9, [retval0+0]; }
+"""
+
+
+def test_an_atomic_whose_old_value_is_returned_but_unused_is_idempotent_in_effect():
+    s = kernel(CALL_AMAX, before=ATOMIC_MAX)
+    assert s.kernel_class == "always"
+    assert s.accesses[0].rule.startswith("atomic max: idempotent in effect")
+
+
+def test_an_atomic_whose_returned_old_value_the_caller_uses_is_not():
+    s = kernel(CALL_AMAX + " mul.wide.s32 %rd5, %r5, 4; add.s64 %rd7, %rd4, %rd5;"
+               " st.global.u32 [%rd7], %r9;", before=ATOMIC_MAX)
+    assert s.kernel_class == "never"
+    assert "returned old value is used" in s.reasons[0]
+    assert verdict(s) == "not_idempotent"
+
+
+def test_a_direct_atomic_add_is_never_idempotent():
+    s = kernel("red.global.add.u32 [%rd3], 1;")
+    assert s.kernel_class == "never"
+    assert "atomic add: non-idempotent read-modify-write" in s.reasons[0]
