@@ -148,7 +148,10 @@ class _Access:
             found = st.mem.locate(addrs, n, self.kind)
             if type(found) is tuple:
                 alloc, off = found
+                _check_offsets(off, addrs, alloc, n, self.kind, space)
                 return [(alloc.data, off, pos, alloc)]
+            for a, sub, off in found:
+                _check_offsets(off, addrs[sub], a, n, self.kind, space, sub)
             return [(a.data, off, pos[sub], a) for a, sub, off in found]
         if space == "shared":
             size, base = st.shared_size, st.block_slot[lanes] * st.shared_size
@@ -167,6 +170,18 @@ class _Access:
             err.fault_lane = k
             raise err
         return [(buf, addrs.astype(np.int64) + base, pos, None)]
+
+
+def _check_offsets(off, addrs, alloc, n, kind, space, sub=None) -> None:
+    """Offsets past the allocation (an address 2**63 or more above it reads as negative
+    once cast to int64) are memory faults."""
+    bad = off < 0
+    if bad.any():
+        k = int(np.argmax(bad))
+        err = MemoryFault(f"address {int(addrs[k]):#x} is outside every allocation",
+                          kind=kind, space=space, address=int(addrs[k]), width=n)
+        err.fault_lane = k if sub is None else int(sub[k])
+        raise err
 
 
 def _lanes(st, mask):

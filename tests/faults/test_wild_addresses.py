@@ -27,3 +27,25 @@ def test_shared_atomic_at_a_wrapping_address_faults(address):
     program = emu.load_module(PTX)
     with pytest.raises(MemoryFault, match="out of bounds"):
         emu.launch(program, "k", grid=(1,), block=(1,), params=[address])
+
+
+GLOBAL_PTX = """
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry g(.param .u64 a)
+{
+  .reg .b32 %r<4>; .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [a];
+  atom.global.add.u32 %r3, [%rd1], 1;
+  ret;
+}
+"""
+
+
+def test_global_atomic_far_above_every_allocation_faults():
+    emu = Emulator()
+    base = emu.alloc(4096)
+    program = emu.load_module(GLOBAL_PTX)
+    with pytest.raises(MemoryFault):
+        emu.launch(program, "g", grid=(1,), block=(1,), params=[base + (1 << 63) + 8])
