@@ -152,16 +152,9 @@ def compiled_source(check: LaunchCheck) -> str | None:
     bad = next((k for k, a in enumerate(check.accesses) if a.kind == ATOMIC_BAD), None)
     needed = _needed(check) if bad is None else _needed_slots(
         check, [check.accesses[bad].addr_slot])
-    lines = ["def fast(params, grid, block, allocations=None):",
-             "    if allocations is not None:",
-             "        return _general(params, grid, block, allocations)",
-             "    try:",
-             "        return _body(params, grid, block)",
-             "    except (_Fallback, ValueError, TypeError):",
-             "        return _general(params, grid, block, None)",
-             "",
-             "def _body(params, grid, block):",
-             "    b0, b1, b2 = block",
+    # The body runs inside fast() itself (one Python call per evaluation): every line
+    # emitted below is indented one more level by the wrapper at the end.
+    lines = ["    b0, b1, b2 = block",
              "    g0, g1, g2 = grid",
              "    if not (b0 > 0 and b1 > 0 and b2 > 0 and g0 > 0 and g1 > 0 and g2 > 0):",
              "        raise _Fallback"]
@@ -292,7 +285,7 @@ def compiled_source(check: LaunchCheck) -> str | None:
         # The general evaluator stops at the first non-idempotent atomic that may run.
         slot = check.accesses[bad].addr_slot
         emit(f"    return _atomic({lo(slot)}, {hi(slot)} + {check.accesses[bad].width})")
-        return "\n".join(lines) + "\n"
+        return _wrap_body(lines)
     emit("    hits = None")
     for w, r in check.pairs:
         aw, ar = check.accesses[w], check.accesses[r]
@@ -306,7 +299,19 @@ def compiled_source(check: LaunchCheck) -> str | None:
     emit("    if hits is None:")
     emit("        return _IDEMPOTENT")
     emit("    return _overlap(hits)")
-    return "\n".join(lines) + "\n"
+    return _wrap_body(lines)
+
+
+def _wrap_body(lines: list[str]) -> str:
+    """``fast()``: the general evaluator for allocation tables, else the body, falling back
+    to the general evaluator whenever the body leaves its single-range case."""
+    head = ["def fast(params, grid, block, allocations=None):",
+            "    if allocations is not None:",
+            "        return _general(params, grid, block, allocations)",
+            "    try:"]
+    tail = ["    except (_Fallback, ValueError, TypeError):",
+            "        return _general(params, grid, block, None)"]
+    return "\n".join(head + ["    " + line for line in lines] + tail) + "\n"
 
 
 _FORMATS = {1: "B", 2: "H", 4: "I", 8: "Q"}
