@@ -15,6 +15,7 @@ Operand conventions (nvdisasm, CUDA 12.x/13.x):
   :class:`Symbol` (a callee, a label, a texture dimension).
 * A signed immediate (``-0x1``, ``-0.5``) is one :class:`Immediate`; ``-`` on anything else,
   ``|x|``, ``~x`` and dotted suffixes (``.reuse``, ``.H1``) make a :class:`ModifiedOperand`.
+* ``{5,4,3,2,1,0}`` (``DEPBAR``'s scoreboard set) is a :class:`VectorOperand` of immediates.
 * Decimal floats become ``Immediate(value, "float")``; ``+INF``/``-INF``/``QNAN`` too.
 """
 
@@ -43,6 +44,7 @@ from kernelcheck.ir.nodes import (
     Register,
     SpecialRegister,
     Symbol,
+    VectorOperand,
 )
 
 __all__ = ["InstructionParts", "parse_instruction_text", "grammar_path", "is_register_name"]
@@ -171,6 +173,9 @@ class _Builder(Transformer):
         if text.endswith("INF"):
             return Immediate(-math.inf if text.startswith("-") else math.inf, "float")
         return Immediate(math.nan, "float")
+
+    def number_set(self, *numbers):
+        return VectorOperand(tuple(numbers))
 
     def dim(self, token):
         return Symbol(str(token))

@@ -19,6 +19,7 @@ from kernelcheck.ir.nodes import (
     Register,
     SpecialRegister,
     Symbol,
+    VectorOperand,
 )
 
 __all__ = ["format_sass_operand", "format_sass_instruction"]
@@ -84,6 +85,8 @@ def format_sass_operand(operand) -> str:
         if operand.descriptor is not None:
             text = f"desc[{operand.descriptor.name}]{text}"
         return text
+    if kind is VectorOperand:
+        return "{" + ",".join(format_sass_operand(e) for e in operand.elements) + "}"
     if kind is DescriptorRef:
         return f"{operand.kind}[{'+'.join(format_sass_operand(e) for e in operand.elements)}]"
     if kind is ModifiedOperand:

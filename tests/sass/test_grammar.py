@@ -19,6 +19,7 @@ from kernelcheck.ir.nodes import (
     Register,
     SpecialRegister,
     Symbol,
+    VectorOperand,
 )
 from kernelcheck.sass.grammar import parse_instruction_text
 from kernelcheck.sass.printer import format_sass_instruction
@@ -59,6 +60,9 @@ R = Register
      (MemoryRef(R("UR8")), MemoryRef(R("UR4")), DescriptorRef("desc", (R("UR10"),)))),
     ("TEX.SCR.LL R4, R4, R6, 0x0, 0x5a, 2D, 0x1", None, "TEX", ("SCR", "LL"),
      (R("R4"), R("R4"), R("R6"), Immediate(0), Immediate(0x5a), Symbol("2D"), Immediate(1))),
+    # Seen in libtorch_cuda.so (CUTLASS sm_90 kernels): a scoreboard set.
+    ("DEPBAR {5,4,3,2,1,0}", None, "DEPBAR", (),
+     (VectorOperand(tuple(Immediate(k) for k in (5, 4, 3, 2, 1, 0))),)),
     ("FSEL R0, R1, -INF, P0", None, "FSEL", (),
      (R("R0"), R("R1"), Immediate(-math.inf, "float"), R("P0"))),
 ])
