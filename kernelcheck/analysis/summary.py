@@ -18,9 +18,17 @@ Atomic rules (``atom``/``red`` on global or generic memory): ``add``, ``sub``, `
 changes the result: non-idempotent. ``max``, ``min``, ``and`` and ``or`` are idempotent in
 effect (applying them twice with the same operand gives the same value); the operand may come
 from memory, because the pair test already reports any read that a write of the instance
-could change. ``exch`` is idempotent in effect only with a launch-invariant operand (one that
-does not depend on memory). Any atomic whose returned old value is used is treated as
+could change. ``exch`` is idempotent in effect only with an operand that is the same in
+every thread and every run: built from parameters, launch dimensions and constants only (no
+value from memory, no thread index, no clock or other unmodelled value), so that re-running
+it stores the same value. Any atomic whose returned old value is used is treated as
 non-idempotent: that value differs on a re-execution.
+
+An atomic that is idempotent in effect still reads its location. It is paired like a read
+with every plain write and every other atomic that may touch the same bytes; only two
+atomics of the same operation among ``max``, ``min``, ``and``, ``or`` (and an access with
+itself) commute and are not paired. A plain store racing with an atomic on the same bytes
+is thereby counted as a possible clobber, as the dynamic oracle counts it.
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ from kernelcheck.analysis.semantics import is_memory_value
 from kernelcheck.analysis.smt import prove_never_overlap, prove_same_address
 from kernelcheck.analysis.symbolic import SymbolicAccess, symbolic_kernel
 from kernelcheck.analysis.terms import (
+    THREAD_VARS,
     Add,
     Bound,
     Const,
@@ -41,6 +50,7 @@ from kernelcheck.analysis.terms import (
     Mul,
     Opaque,
     Param,
+    Special,
     Term,
     Wrap,
     contains,
@@ -123,10 +133,27 @@ def atomic_rule(access: SymbolicAccess) -> tuple[bool, str]:
         return True, f"atomic {op}: idempotent in effect (applying it again changes nothing)"
     if op == "exch":
         values = access.value if isinstance(access.value, tuple) else (access.value,)
-        if any(v is not None and is_memory_value(v) for v in values):
+        if any(v is None for v in values):
+            return False, "atomic exch of an unknown value: counted as non-idempotent"
+        if any(is_memory_value(v) for v in values):
             return False, "atomic exch of a value that depends on memory: non-idempotent"
+        if any(contains(v, _varies_between_threads_or_runs) for v in values):
+            return False, ("atomic exch of a value that differs between threads or runs: "
+                           "counted as non-idempotent")
         return True, "atomic exch of a launch-invariant value: idempotent in effect"
     return False, f"atomic {op}: not modelled, counted as non-idempotent"
+
+
+def _varies_between_threads_or_runs(term: Term) -> bool:
+    return type(term) is Opaque or (type(term) is Special and term.name in THREAD_VARS)
+
+
+def _commuting_atomics(a: SymbolicAccess, b: SymbolicAccess) -> bool:
+    """Whether two idempotent-in-effect atomics need no pairing: the same access (one
+    operation applied by many threads), or two of the same commuting operation."""
+    if a is b:
+        return True
+    return a.atomic_op == b.atomic_op and a.atomic_op in _OK_ATOMICS
 
 
 def _base(address: Term) -> Param | None:
@@ -299,8 +326,11 @@ def analyze_kernel(module: Module, function: Function) -> KernelSummary:
     smt_proved = 0
     smt_cache: dict = {}
     guarded_by = {id(a): g for a, g in zip(sym.accesses, guarded_of, strict=True)}
+    ok_atomics = [a for a in writes if a.kind == "atomic"]
     for w in writes:
-        for r in reads:
+        for r in reads + ok_atomics:
+            if r.kind == "atomic" and w.kind == "atomic" and _commuting_atomics(w, r):
+                continue
             if residue_disjoint(w, r):
                 continue
             if _base(w.address) is not None and _base(w.address) == _base(r.address):
