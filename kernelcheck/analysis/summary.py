@@ -60,6 +60,7 @@ from kernelcheck.ir.nodes import Function, Module
 from kernelcheck.launch.check import (
     ATOMIC_BAD,
     ATOMIC_OK,
+    MAX_ATOMS,
     READ,
     WRITE,
     AccessRecord,
@@ -314,6 +315,11 @@ def analyze_kernel(module: Module, function: Function) -> KernelSummary:
         indirect = contains(guarded, lambda t: type(t) is Opaque)
         const_slot, atoms = -1, ()
         form = affine_form(guarded)
+        # The binary LaunchCheck holds at most four (coefficient, atom) pairs per access; a
+        # longer affine form is dropped, which leaves only the interval test (less precise,
+        # never less sound), the same in every evaluator.
+        if form is not None and len(form[1]) > MAX_ATOMS:
+            form = None
         if form is not None and not indirect:
             const_slot = builder.slot(form[0])
             atoms = tuple((builder.slot(c), builder.slot(t)) for c, t in form[1])

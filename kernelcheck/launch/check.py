@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 
 __all__ = [
     "FORMAT_VERSION", "LaunchCheck", "AccessRecord", "OPS", "READ", "WRITE", "ATOMIC_OK",
-    "ATOMIC_BAD", "DIM_NAMES", "TVAR_NAMES", "TRIP_MODES",
+    "ATOMIC_BAD", "DIM_NAMES", "TVAR_NAMES", "MAX_ATOMS", "TRIP_MODES",
 ]
 
 FORMAT_VERSION = 2
@@ -76,6 +76,9 @@ DIM_NAMES = ("%ntid.x", "%ntid.y", "%ntid.z", "%nctaid.x", "%nctaid.y", "%nctaid
 TVAR_NAMES = ("%tid.x", "%tid.y", "%tid.z", "%ctaid.x", "%ctaid.y", "%ctaid.z", "%laneid")
 
 READ, WRITE, ATOMIC_OK, ATOMIC_BAD = 0, 1, 2, 3
+
+#: (coefficient, atom) pairs an access record can hold in the binary form.
+MAX_ATOMS = 4
 _KIND_NAMES = ("read", "write", "atomic_idempotent", "atomic_non_idempotent")
 
 
@@ -146,7 +149,10 @@ class LaunchCheck:
         for record in self.program:
             out.append(struct.pack("<5q", *record))
         for a in self.accesses:
-            atoms = list(a.atoms[:4]) + [(-1, -1)] * (4 - len(a.atoms[:4]))
+            if len(a.atoms) > MAX_ATOMS:
+                raise ValueError(f"access {a.label!r} has {len(a.atoms)} affine atoms; the "
+                                 f"binary form holds at most {MAX_ATOMS}")
+            atoms = list(a.atoms) + [(-1, -1)] * (MAX_ATOMS - len(a.atoms))
             flat = [x for pair in atoms for x in pair]
             out.append(struct.pack("<16q", a.kind, a.width, a.addr_slot, a.base_offset,
                                    a.base_size, int(a.indirect), a.const_slot, len(a.atoms),
