@@ -436,7 +436,7 @@ SASS_KNOWN_OPCODES = frozenset({
     "F2F", "F2I", "I2F", "I2I", "F2IP", "I2FP", "SHFL", "S2R", "S2UR", "CS2R", "R2UR",
     "REDUX", "VOTE", "VOTEU", "MATCH", "P2R", "R2P", "PLOP3", "PSETP", "UFLO", "UPOPC",
     "UBREV", "UPRMT", "USHF", "USEL", "UMOV", "UIADD3", "UIMAD", "ULEA", "ULOP3",
-    "UISETP", "UPLOP3", "USGXT", "UBMSK", "ULDC", "BMOV", "ELECT",
+    "UISETP", "UPLOP3", "USGXT", "UBMSK", "ULDC", "BMOV", "ELECT", "F2FP",
     # memory
     "LD", "LDG", "LDS", "LDL", "LDC", "LDSM", "ST", "STG", "STS", "STL", "ATOM", "ATOMG",
     "ATOMS", "RED", "REDG", "LDGSTS", "LDGDEPBAR", "UTMALDG", "UTMASTG", "UBLKCP",

@@ -49,7 +49,7 @@ from kernelcheck.ir.nodes import (
 
 __all__ = ["InstructionParts", "parse_instruction_text", "grammar_path", "is_register_name"]
 
-_REGISTER = re.compile(r"(?:R\d+|RZ|UR\d+|URZ|P[0-6T]|UP[0-6T]|B\d+|SB\d+)$")
+_REGISTER = re.compile(r"(?:R\d+|RZ|UR\d+|URZ|P[0-6T]|UP[0-6T]|B\d+|SB\d+|PR|UPR)$")
 _SCALE = re.compile(r"X(\d+)$")
 _MEMO_LIMIT = 200_000
 

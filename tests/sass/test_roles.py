@@ -64,3 +64,16 @@ def test_unknown_opcodes_are_marked_and_defs_are_may_defs():
     function = build_function("k", [(0, "HMMA.16816.F32 R4, R8, R12, R4"), (16, "EXIT")])
     assert function.instructions[0].known is False
     assert defs(function.instructions[0]) == ("R4",)
+
+
+def test_p2r_from_nvdisasm_json_reads_every_predicate():
+    from kernelcheck.sass.function import build_function
+
+    # nvdisasm -json puts P2R's PR operand in the predicate field (seen in CUDA 13.5).
+    function = build_function("k", [(0, "PR P2R R23,RZ,0x4"), (16, "R2P PR, R9, 0x6"),
+                                     (32, "EXIT")])
+    p2r, r2p = function.instructions[:2]
+    assert (p2r.opcode, p2r.guard) == ("P2R", None)
+    assert defs(p2r) == ("R23",)
+    assert uses(p2r) == tuple(f"P{k}" for k in range(7))
+    assert defs(r2p) == tuple(f"P{k}" for k in range(7)) and uses(r2p) == ("R9",)
