@@ -120,7 +120,8 @@ class LaunchCheck:
     pairs: tuple[tuple[int, int], ...]
     not_proven: str = ""
     #: The compiled verdict function (:mod:`kernelcheck.launch.compiled`), built on first use.
-    compiled: object = field(default=None, compare=False, hash=False, repr=False)
+    #: Not an init field, so ``dataclasses.replace`` never carries it over to a changed check.
+    compiled: object = field(default=None, init=False, compare=False, hash=False, repr=False)
 
     def to_json(self) -> dict:
         """A JSON-ready dict with the format version."""

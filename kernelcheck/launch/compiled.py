@@ -149,7 +149,11 @@ def compiled_source(check: LaunchCheck) -> str | None:
     """
     if check.not_proven or any(a.indirect for a in check.accesses):
         return None
-    bad = next((k for k, a in enumerate(check.accesses) if a.kind == ATOMIC_BAD), None)
+    bad_atomics = [k for k, a in enumerate(check.accesses) if a.kind == ATOMIC_BAD]
+    if len(bad_atomics) > 1 or (bad_atomics and check.pairs):
+        # The clobbered set then joins several atomics and pairs: the general evaluator.
+        return None
+    bad = bad_atomics[0] if bad_atomics else None
     needed = _needed(check) if bad is None else _needed_slots(
         check, [check.accesses[bad].addr_slot])
     # The body runs inside fast() itself (one Python call per evaluation): every line

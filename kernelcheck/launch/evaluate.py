@@ -436,14 +436,19 @@ def evaluate_general(check: LaunchCheck, params: bytes, grid, block,
     if min(grid) <= 0 or min(block) <= 0:
         return InstanceVerdict("idempotent", "no_threads", "the launch has no threads")
     vals, exact = _run(check.program, params, grid, block)
+    # Every non-idempotent atomic that may run: the verdict is settled, but the clobbered
+    # set recovery saves must cover all of them and every overlapping pair too.
+    atomic_detail = ""
+    atomic_bytes: IntervalSet | None = IntervalSet()
     for k, a in enumerate(check.accesses):
         if a.kind == ATOMIC_BAD:
             v = vals[a.addr_slot]
             if v is not None and not v:
                 continue
+            atomic_detail = atomic_detail or f"non-idempotent atomic {a.label} may execute"
             where = _byte_set(check, k, vals, params, allocations)
-            return InstanceVerdict("not_idempotent", "non_idempotent_atomic",
-                                   f"non-idempotent atomic {a.label} may execute", where)
+            atomic_bytes = None if where is None or atomic_bytes is None else (
+                atomic_bytes | where)
     clobbered = IntervalSet()
     unknown = []
     first = ""
@@ -466,8 +471,14 @@ def evaluate_general(check: LaunchCheck, params: bytes, grid, block,
         clobbered = clobbered | common
         first = first or (f"{check.accesses[w].label} may overlap "
                           f"{check.accesses[r].label}")
+    # ``clobbered`` is complete only when every pair's byte ranges were known: otherwise it
+    # is ``None`` (unknown), and recovery must fall back to saving whole allocations.
+    if atomic_detail:
+        total = None if atomic_bytes is None or unknown else atomic_bytes | clobbered
+        return InstanceVerdict("not_idempotent", "non_idempotent_atomic", atomic_detail, total)
     if clobbered:
-        return InstanceVerdict("not_idempotent", "overlap", first, clobbered)
+        return InstanceVerdict("not_idempotent", "overlap", first,
+                               None if unknown else clobbered)
     if unknown:
         w, r = unknown[0]
         return InstanceVerdict("not_proven", "unknown_range",
