@@ -24,11 +24,18 @@ Calls
 A step budget (``step_limit``) stops a batch part way, for interrupted-execution experiments.
 
 Checkpoints and resume (the hooks of :mod:`kernelcheck.emu.resume`)
-    When ``batch.checkpoint`` is set, the kernel frame calls its ``at_boundary`` just before it
-    executes an instruction of ``checkpoint.positions`` (for the lanes standing there), before
-    that step counts against ``step_limit``: a block stopped at a boundary resumes there.
-    ``run_kernel(batch, cfunc, start=state)`` runs the kernel frame from a saved
-    :class:`FrameState` instead of from its first instruction.
+    When ``batch.checkpoint`` is set, a frame calls its ``at_boundary`` just before it
+    executes an instruction of ``checkpoint.positions_at(path)`` (for the lanes standing
+    there), before that step counts against ``step_limit``: a block stopped at a boundary
+    resumes there. ``path`` is the call path of the frame (the ``call`` instructions it runs
+    through, the kernel's first; empty for the kernel frame). A call whose callee holds
+    boundaries (``checkpoint.enters(path)``) runs with the hook, and while it runs
+    ``batch.call_stack`` holds a :class:`CallSite` per calling frame, outermost first, so
+    that a save inside the callee can record the whole stack.
+    ``run_kernel(batch, cfunc, start=state)`` runs the kernel from a saved
+    :class:`FrameState` instead of from its first instruction, or from a tuple of them (a
+    call stack, outermost first): the innermost frame continues, returns into its caller at
+    the instruction after the call, and so on out to the kernel frame.
 """
 
 from __future__ import annotations
@@ -40,8 +47,8 @@ import numpy as np
 from kernelcheck.emu.compiler import BARRIER, BRANCH, BRX, CALL, EXIT, PLAIN, RET, TRAP
 from kernelcheck.errors import KernelcheckError
 
-__all__ = ["LaunchError", "Batch", "Frame", "FrameState", "StepLimitReached", "run_kernel",
-           "BitFlip"]
+__all__ = ["LaunchError", "Batch", "Frame", "FrameState", "CallSite", "StepLimitReached",
+           "run_kernel", "BitFlip"]
 
 
 class LaunchError(KernelcheckError):
@@ -86,9 +93,12 @@ class Frame:
 class FrameState:
     """Where the kernel frame of a batch stands: enough to continue it from there.
 
-    ``registers`` maps register slots of the compiled kernel to their per-lane values (slots
-    left out start as zeros); ``pc`` is the instruction every running lane stands at when
-    ``lane_pc`` is ``None``, else ``lane_pc`` holds each lane's own program counter.
+    ``registers`` maps register slots of the compiled function to their per-lane values
+    (slots left out start as zeros); ``pc`` is the instruction every running lane stands at
+    when ``lane_pc`` is ``None``, else ``lane_pc`` holds each lane's own program counter.
+    ``params`` holds the frame's ``.param`` areas (call-scope variables, a callee's formal
+    parameters). In a call stack, every frame but the innermost stands at the ``call`` at
+    ``pc`` and ``calling`` names the lanes running the callee.
     """
 
     pc: int
@@ -96,6 +106,23 @@ class FrameState:
     active: np.ndarray
     exited: np.ndarray
     registers: tuple[tuple[int, np.ndarray], ...]
+    params: tuple[tuple[str, np.ndarray], ...] = ()
+    calling: np.ndarray | None = None
+
+
+class CallSite:
+    """A frame waiting in a ``call`` (an entry of ``batch.call_stack``)."""
+
+    __slots__ = ("frame", "path", "pc", "lane_pc", "active", "exited", "calling")
+
+    def __init__(self, frame, path, pc, lane_pc, active, exited, calling) -> None:
+        self.frame = frame
+        self.path = path
+        self.pc = pc
+        self.lane_pc = lane_pc
+        self.active = active
+        self.exited = exited
+        self.calling = calling
 
 
 class Batch:
@@ -141,8 +168,10 @@ class Batch:
         self.flip_lane = -1
         self.flip_count = 0
         self.flip_done = False
-        #: Checkpoint hook of the kernel frame (see the module documentation), or None.
+        #: Checkpoint hook (see the module documentation), or None.
         self.checkpoint = None
+        #: Frames waiting in a call that runs with the checkpoint hook, outermost first.
+        self.call_stack: list[CallSite] = []
         if flip is not None:
             for k, c in enumerate(blocks):
                 if tuple(c) == tuple(flip.ctaid):
@@ -220,15 +249,58 @@ class Batch:
                 tuple(int(t[lane]) for t in self._tid))
 
 
-def run_kernel(batch: Batch, cfunc, start: FrameState | None = None) -> None:
-    """Run the kernel ``cfunc`` over every thread of ``batch`` (from ``start`` if given)."""
-    frame = Frame(cfunc, batch.L)
+def run_kernel(batch: Batch, cfunc,
+               start: FrameState | tuple[FrameState, ...] | None = None) -> None:
+    """Run the kernel ``cfunc`` over every thread of ``batch``.
+
+    ``start`` is a saved frame state of the kernel, or a call stack of them (outermost
+    first) to continue from; ``None`` starts at the first instruction.
+    """
     if start is None:
-        _run_frame(batch, frame, batch.alive.copy(), batch.checkpoint)
+        _run_frame(batch, Frame(cfunc, batch.L), batch.alive.copy(), batch.checkpoint)
         return
-    for slot, values in start.registers:
+    stack = (start,) if isinstance(start, FrameState) else tuple(start)
+    _continue(batch, cfunc, stack, ())
+
+
+def _restored(batch: Batch, cfunc, state: FrameState) -> Frame:
+    frame = Frame(cfunc, batch.L)
+    for slot, values in state.registers:
         frame.regs[slot] = values.copy()
-    _run_frame(batch, frame, start.active.copy(), batch.checkpoint, start)
+    for name, values in state.params:
+        frame.params[name][:] = values
+    return frame
+
+
+def _continue(batch: Batch, cfunc, stack: tuple[FrameState, ...], path: tuple[int, ...]
+              ) -> tuple[Frame, np.ndarray]:
+    """Continue the frames of ``stack`` (outermost first); returns the outer frame, exits."""
+    state = stack[0]
+    frame = _restored(batch, cfunc, state)
+    hook = batch.checkpoint
+    if len(stack) == 1:
+        return frame, _run_frame(batch, frame, state.active.copy(), hook, state, path)
+    op = cfunc.ops[state.pc]
+    callee = batch.program.function(op.callee, op.instr)
+    lanes = state.calling
+    batch.call_stack.append(CallSite(frame, path, state.pc, state.lane_pc, state.active,
+                                     state.exited, lanes))
+    try:
+        inner, gone = _continue(batch, callee, stack[1:], path + (state.pc,))
+    finally:
+        batch.call_stack.pop()
+    _returned(callee, op, inner, frame, lanes)
+    active = state.active & ~gone
+    exited = state.exited | gone
+    if state.lane_pc is None:
+        after = FrameState(state.pc + 1, None, active, exited, ())
+    else:
+        at = state.active & (state.lane_pc == state.pc)
+        after = FrameState(state.pc + 1, np.where(at, state.pc + 1, state.lane_pc), active,
+                           exited, ())
+    if not active.any():
+        return frame, exited
+    return frame, _run_frame(batch, frame, active, hook, after, path)
 
 
 def _guard_mask(regs, op, base):
@@ -260,10 +332,11 @@ def _apply_flip(batch: Batch, fr: Frame, op, emask) -> None:
 
 
 def _run_frame(batch: Batch, fr: Frame, active: np.ndarray, hook=None,
-               start: FrameState | None = None) -> np.ndarray:
+               start: FrameState | None = None, path: tuple[int, ...] = ()) -> np.ndarray:
     """Run ``fr`` for lanes ``active`` until they return; returns the lanes that ``exit``.
 
-    ``hook`` is the checkpoint hook (kernel frame only); ``start`` a state to continue from.
+    ``hook`` is the checkpoint hook; ``start`` a state to continue from; ``path`` the call
+    path of the frame (empty for the kernel).
     """
     ops = fr.cfunc.ops
     n = len(ops)
@@ -273,7 +346,7 @@ def _run_frame(batch: Batch, fr: Frame, active: np.ndarray, hook=None,
     full = bool(active.all())
     upc = 0 if start is None else (start.pc if start.lane_pc is None else None)
     lane_pc = None if start is None or start.lane_pc is None else start.lane_pc.copy()
-    positions = hook.positions if hook is not None else ()
+    positions = hook.positions_at(path) if hook is not None else ()
     flip = batch.flip is not None
     limit = batch.step_limit
     while True:
@@ -286,7 +359,7 @@ def _run_frame(batch: Batch, fr: Frame, active: np.ndarray, hook=None,
             emask = base if op.guard < 0 else _guard_mask(regs, op, base)
             kind = op.kind
             if upc in positions:
-                hook.at_boundary(batch, fr, upc, None, active, exited)
+                hook.at_boundary(batch, fr, upc, None, active, exited, path)
             batch.steps += 1
             if limit is not None and batch.steps > limit:
                 raise StepLimitReached
@@ -332,7 +405,8 @@ def _run_frame(batch: Batch, fr: Frame, active: np.ndarray, hook=None,
                 continue
             if kind == CALL:
                 if lanes.any():
-                    gone = _call(batch, fr, op, lanes.copy())
+                    gone = _call(batch, fr, op, lanes.copy(), hook, path,
+                                 (upc, None, active, exited))
                     if gone.any():
                         exited |= gone
                         active = active & ~gone
@@ -371,7 +445,7 @@ def _run_frame(batch: Batch, fr: Frame, active: np.ndarray, hook=None,
         emask = at if op.guard < 0 else _guard_mask(regs, op, at)
         kind = op.kind
         if p in positions:
-            hook.at_boundary(batch, fr, p, lane_pc, active, exited)
+            hook.at_boundary(batch, fr, p, lane_pc, active, exited, path)
         batch.steps += 1
         if limit is not None and batch.steps > limit:
             raise StepLimitReached
@@ -396,7 +470,8 @@ def _run_frame(batch: Batch, fr: Frame, active: np.ndarray, hook=None,
                 break
         elif kind == CALL:
             if count:
-                gone = _call(batch, fr, op, emask.copy())
+                gone = _call(batch, fr, op, emask.copy(), hook, path,
+                             (p, lane_pc, active, exited))
                 exited |= gone
                 active = active & ~gone
                 if not active.any():
@@ -417,7 +492,8 @@ def _run_frame(batch: Batch, fr: Frame, active: np.ndarray, hook=None,
     return exited
 
 
-def _call(batch: Batch, fr: Frame, op, lanes: np.ndarray) -> np.ndarray:
+def _call(batch: Batch, fr: Frame, op, lanes: np.ndarray, hook=None,
+          path: tuple[int, ...] = (), caller=None) -> np.ndarray:
     callee = batch.program.function(op.callee, op.instr)
     frame = Frame(callee, batch.L)
     formal = callee.function.params
@@ -429,10 +505,24 @@ def _call(batch: Batch, fr: Frame, op, lanes: np.ndarray) -> np.ndarray:
         dst = frame.params[param.name]
         width = min(src.shape[1], dst.shape[1])
         dst[:, :width] = src[:, :width]
-    gone = _run_frame(batch, frame, lanes)
+    inner = path + ((op.instr.index if caller is None else caller[0]),)
+    if hook is not None and hook.enters(inner):
+        pc, lane_pc, active, exited = caller
+        batch.call_stack.append(CallSite(fr, path, pc, lane_pc, active, exited, lanes))
+        try:
+            gone = _run_frame(batch, frame, lanes, hook, None, inner)
+        finally:
+            batch.call_stack.pop()
+    else:
+        gone = _run_frame(batch, frame, lanes)
+    _returned(callee, op, frame, fr, lanes)
+    return gone
+
+
+def _returned(callee, op, frame: Frame, fr: Frame, lanes: np.ndarray) -> None:
+    """Copy the return values of ``frame`` into the caller ``fr`` for ``lanes``."""
     for param, ret in zip(callee.function.return_params, op.call_rets, strict=False):
         src = frame.params[param.name]
         dst = fr.params[ret]
         width = min(src.shape[1], dst.shape[1])
         dst[lanes, :width] = src[lanes, :width]
-    return gone

@@ -42,58 +42,129 @@ class ResumeError(KernelcheckError):
 
 @dataclass(frozen=True, slots=True)
 class BlockCheckpoint:
-    """The state of one block saved at a region boundary."""
+    """The state of one block saved at a region boundary.
+
+    ``frames`` is the call stack, outermost (the kernel) first; it has more than one frame
+    for a boundary inside a device function. ``site`` is the boundary
+    (``call_path + (position,)``).
+    """
 
     block: int
     position: int
     steps: int
-    frame: FrameState
+    frames: tuple[FrameState, ...]
     shared: np.ndarray
     local: np.ndarray
+    site: tuple[int, ...] = ()
+
+    @property
+    def frame(self) -> FrameState:
+        """The innermost frame (where the boundary is)."""
+        return self.frames[-1]
 
     @property
     def register_bytes(self) -> int:
-        """Bytes of register state saved (all lanes)."""
-        return sum(v.nbytes for _, v in self.frame.registers)
+        """Bytes of register state saved (all lanes, all frames)."""
+        return sum(v.nbytes for f in self.frames for _, v in f.registers)
 
 
 class CheckpointRecorder:
     """The executor's checkpoint hook: saves a block's state at region boundaries.
 
     ``last`` is the latest save (``None`` before the first boundary: the block then resumes
-    from its start, the entry region); ``missed`` the boundary reached since then with lanes
-    that may touch global memory standing elsewhere (``None`` if none).
+    from its start, the entry region); ``missed`` the boundary site reached since then with
+    lanes that may touch global memory standing elsewhere (``None`` if none).
     """
 
     def __init__(self, regions: KernelRegions, cfunc, block: int) -> None:
-        self.positions = frozenset(regions.positions)
         self.block = block
-        n = len(cfunc.ops)
-        self._inert = np.zeros(n + 1, dtype=bool)
-        self._inert[n] = True
-        for i in regions.inert:
-            if i < n:
-                self._inert[i] = True
-        slots = cfunc.reg_index
-        self._live: dict[int, tuple[int, ...]] = {
-            b.position: tuple(sorted(slots[r] for r in b.live_registers if r in slots))
-            for b in regions.boundaries}
+        self._at: dict[tuple[int, ...], set[int]] = {}
+        self._enters: set[tuple[int, ...]] = set()
+        for site in regions.sites:
+            self._at.setdefault(site[:-1], set()).add(site[-1])
+            self._enters.update(site[:k] for k in range(1, len(site)))
+        self._inert_sites = regions.inert
+        self._inert: dict[tuple[int, ...], np.ndarray] = {}
+        self._frames = {b.site: b.frames or ((regions.kernel, b.live_registers),)
+                        for b in regions.boundaries}
+        self._slots: dict[tuple, tuple[int, ...]] = {}
+        self.positions = frozenset(self._at.get((), ()))
         self.last: BlockCheckpoint | None = None
-        self.missed: int | None = None
+        self.missed: tuple[int, ...] | None = None
         self.saves = 0
 
-    def at_boundary(self, batch: Batch, frame, pc: int, lane_pc, active, exited) -> None:
-        """Save the block's state before ``pc`` executes (called by the executor)."""
-        if lane_pc is not None:
-            elsewhere = active & (lane_pc != pc)
-            if not self._inert[np.clip(lane_pc[elsewhere], 0, len(self._inert) - 1)].all():
-                self.missed = pc
-                return
-        registers = tuple((slot, frame.regs[slot].copy()) for slot in self._live[pc])
-        state = FrameState(pc, None if lane_pc is None else lane_pc.copy(), active.copy(),
-                           exited.copy(), registers)
-        self.last = BlockCheckpoint(self.block, pc, batch.steps, state, batch.shared.copy(),
-                                    batch.local.copy())
+    def positions_at(self, path: tuple[int, ...]):
+        """The boundary positions of the frame with call path ``path``."""
+        return self._at.get(path, ())
+
+    def enters(self, path: tuple[int, ...]) -> bool:
+        """Whether the call with this path (or a call inside it) holds a boundary."""
+        return path in self._enters
+
+    def _inert_at(self, path: tuple[int, ...], cfunc, pcs: np.ndarray) -> bool:
+        table = self._inert.get(path)
+        if table is None:
+            n = len(cfunc.ops)
+            table = np.zeros(n + 1, dtype=bool)
+            table[n] = path == ()  # past the kernel's last instruction: finished
+            for site in self._inert_sites:
+                if site[:-1] == path and site[-1] < n:
+                    table[site[-1]] = True
+            self._inert[path] = table
+        return bool(table[np.clip(pcs, 0, len(table) - 1)].all())
+
+    def _live(self, site, level: int, cfunc) -> tuple[int, ...]:
+        key = (site, level)
+        if key not in self._slots:
+            names = self._frames[site][level][1]
+            self._slots[key] = tuple(sorted(cfunc.reg_index[r] for r in names
+                                            if r in cfunc.reg_index))
+        return self._slots[key]
+
+    def _sound(self, batch: Batch, frame, pc: int, lane_pc, active, exited, path) -> bool:
+        """Whether every lane that may still touch global memory stands at this boundary."""
+        if lane_pc is not None and not self._inert_at(
+                path, frame.cfunc, lane_pc[active & (lane_pc != pc)]):
+            return False
+        stack = batch.call_stack
+        for k, ctx in enumerate(stack):
+            # Lanes of a calling frame outside the call, and lanes that already returned
+            # from it, continue in that frame (after the call for those that were at it).
+            inner_active, inner_exited = ((stack[k + 1].active, stack[k + 1].exited)
+                                          if k + 1 < len(stack) else (active, exited))
+            waiting = (ctx.active & ~ctx.calling) | (ctx.calling & ~inner_active
+                                                     & ~inner_exited)
+            if not waiting.any():
+                continue
+            pcs = np.full(batch.L, ctx.pc + 1) if ctx.lane_pc is None else np.where(
+                ctx.lane_pc == ctx.pc, ctx.pc + 1, ctx.lane_pc)
+            if not self._inert_at(ctx.path, ctx.frame.cfunc, pcs[waiting]):
+                return False
+        return True
+
+    def at_boundary(self, batch: Batch, frame, pc: int, lane_pc, active, exited,
+                    path: tuple[int, ...] = ()) -> None:
+        """Save the block's state before ``pc`` of the frame at ``path`` executes."""
+        site = path + (pc,)
+        if not self._sound(batch, frame, pc, lane_pc, active, exited, path):
+            self.missed = site
+            return
+        states = []
+        for k, ctx in enumerate(batch.call_stack):
+            states.append(FrameState(
+                ctx.pc, None if ctx.lane_pc is None else ctx.lane_pc.copy(), ctx.active.copy(),
+                ctx.exited.copy(),
+                tuple((s, ctx.frame.regs[s].copy()) for s in self._live(site, k,
+                                                                        ctx.frame.cfunc)),
+                tuple((n, v.copy()) for n, v in ctx.frame.params.items()),
+                ctx.calling.copy()))
+        level = len(states)
+        states.append(FrameState(
+            pc, None if lane_pc is None else lane_pc.copy(), active.copy(), exited.copy(),
+            tuple((s, frame.regs[s].copy()) for s in self._live(site, level, frame.cfunc)),
+            tuple((n, v.copy()) for n, v in frame.params.items())))
+        self.last = BlockCheckpoint(self.block, pc, batch.steps, tuple(states),
+                                    batch.shared.copy(), batch.local.copy(), site)
         self.missed = None
         self.saves += 1
 
@@ -178,8 +249,9 @@ def resume_block(emu: Emulator, program: Program, kernel: str, regions: KernelRe
                           "no region boundary is a sound resume point")
     recorder = interrupted.recorder
     if recorder.missed is not None:
+        where = "/".join(f"#{i}" for i in recorder.missed)
         raise ResumeError(f"{kernel}: block {recorder.block} reached the boundary before "
-                          f"#{recorder.missed} while threads that may still access global "
+                          f"{where} while threads that may still access global "
                           "memory stood elsewhere; no sound resume point since the last save")
     batch, cf = _batch(emu, program, kernel, recorder.block, grid, block, params,
                        shared_bytes)
@@ -193,7 +265,7 @@ def resume_block(emu: Emulator, program: Program, kernel: str, regions: KernelRe
             batch.shared[:] = saved.shared
             batch.local[:] = saved.local
             batch.steps = saved.steps
-            run_kernel(batch, cf, start=saved.frame)
+            run_kernel(batch, cf, start=saved.frames)
     return BlockRun(True, batch.steps, again)
 
 
@@ -206,6 +278,7 @@ class ResumeOutcome:
     resumed_at: int | None
     matches: bool
     differing_bytes: int
+    resumed_site: tuple[int, ...] | None = None
 
 
 def _differing(a: dict, b: dict) -> int:
@@ -278,5 +351,6 @@ def interrupt_and_resume(emu: Emulator, program: Program, kernel: str,
     finally:
         emu.memory.restore(initial)
     differing = _differing(clean, after)
-    resumed_at = None if stopped.completed or saved is None else saved.position
-    return ResumeOutcome(block_id, steps, resumed_at, differing == 0, differing)
+    resumed = None if stopped.completed or saved is None else saved
+    return ResumeOutcome(block_id, steps, None if resumed is None else resumed.site[0],
+                         differing == 0, differing, None if resumed is None else resumed.site)

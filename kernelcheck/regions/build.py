@@ -5,10 +5,16 @@
 over the instruction graph of :mod:`kernelcheck.regions.graph`, and register liveness
 (:func:`kernelcheck.ir.dataflow.liveness`) for the state a resume needs.
 
+Boundaries may sit inside device functions, per call site: the graph is
+:func:`kernelcheck.regions.graph.program_graph`, with every call inlined, and a boundary is a
+*site* (the ``call`` instructions through which it runs, then its index in the callee).
+
 What a boundary saves, and why it is enough (the emulator does exactly this,
 :mod:`kernelcheck.emu.resume`):
 
-* the live registers of every thread of the block (the bytes reported per boundary);
+* the live registers of every thread of the block (the bytes reported per boundary), in
+  every frame of the call stack for a boundary inside a device function, and the
+  call-scope ``.param`` variables of those frames;
 * the block's shared memory and each thread's local memory, whole: a region may read shared
   or local values written before its start (shared and local never break idempotency, but a
   resumed block must find them as they were);
@@ -28,9 +34,9 @@ from dataclasses import dataclass
 from kernelcheck.ir.cfg import control_flow_graph
 from kernelcheck.ir.dataflow import liveness
 from kernelcheck.ir.nodes import Function, Module, type_size
-from kernelcheck.regions.clobbers import Clobber, ClobberModel, clobber_model
+from kernelcheck.regions.clobbers import Clobber, ClobberModel, GlobalAccess, clobber_model
 from kernelcheck.regions.cut import place_boundaries, violations
-from kernelcheck.regions.graph import inert_instructions, instruction_graph, window
+from kernelcheck.regions.graph import inert_instructions, program_graph, window
 
 __all__ = ["Boundary", "Region", "KernelRegions", "kernel_regions", "FORMAT_VERSION"]
 
@@ -40,11 +46,14 @@ FORMAT_VERSION = 1
 
 @dataclass(frozen=True, slots=True)
 class Boundary:
-    """A region boundary, just before instruction ``position``.
+    """A region boundary, just before instruction ``position`` of ``function``.
 
-    ``cuts`` names the clobbers that a region would hold without this boundary (or the
+    ``call_path`` lists the ``call`` instructions (the kernel's first) through which a
+    boundary inside a device function is reached; it is empty for a boundary in the kernel
+    body. ``cuts`` names the clobbers that a region would hold without this boundary (or the
     non-idempotent atomic it follows); ``live_registers`` are the registers live there and
-    ``live_bytes`` their size per thread.
+    ``frames`` the live registers of every frame of the call stack, outermost first
+    (``(function, registers)``); ``live_bytes`` is their size per thread.
     """
 
     position: int
@@ -54,11 +63,27 @@ class Boundary:
     live_registers: tuple[str, ...]
     live_bytes: int
     after_atomic: int | None = None
+    call_path: tuple[int, ...] = ()
+    function: str = ""
+    frames: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    @property
+    def site(self) -> tuple[int, ...]:
+        """``call_path + (position,)``."""
+        return self.call_path + (self.position,)
+
+    def where(self) -> str:
+        """``#12`` in the kernel, ``#5 in f via call #16`` inside a device function."""
+        via = "".join(f" via call #{c}" for c in reversed(self.call_path))
+        return f"#{self.position}" + (f" in {self.function}{via}" if self.call_path else "")
 
     def to_json(self) -> dict:
         return {"position": self.position, "instruction": self.text, "line": self.line,
                 "cuts": list(self.cuts), "live_registers": list(self.live_registers),
-                "live_bytes": self.live_bytes, "after_atomic": self.after_atomic}
+                "live_bytes": self.live_bytes, "after_atomic": self.after_atomic,
+                "call_path": list(self.call_path), "function": self.function,
+                "frames": [{"function": f, "live_registers": list(r)}
+                           for f, r in self.frames]}
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,9 +91,12 @@ class Region:
     """The instructions a block may execute from ``start`` before reaching a boundary.
 
     Regions of a kernel with branches may share instructions (code after a join point is
-    reachable from two starts). ``atomic`` names the non-idempotent atomics inside: a resume
-    never repeats one that completed, because a boundary follows it at once. ``uncut`` names
-    clobbers inside the region no boundary of the kernel body can separate.
+    reachable from two starts). ``start``, ``instructions`` and ``accesses`` are kernel
+    instructions (a ``call`` stands for what runs inside it); ``start_site`` and ``sites``
+    say where inside device functions (see :func:`kernelcheck.regions.graph.program_graph`).
+    ``atomic`` names the non-idempotent atomics inside: a resume never repeats one that
+    completed, because a boundary follows it at once. ``uncut`` names clobbers inside the
+    region no boundary can separate.
     """
 
     start: int
@@ -77,6 +105,8 @@ class Region:
     accesses: tuple[int, ...]
     atomic: tuple[int, ...] = ()
     uncut: tuple[str, ...] = ()
+    start_site: tuple[int, ...] = ()
+    sites: tuple[tuple[int, ...], ...] = ()
 
     @property
     def ranges(self) -> tuple[tuple[int, int], ...]:
@@ -97,7 +127,7 @@ class Region:
         return {"start": self.start, "ranges": [list(r) for r in self.ranges],
                 "lines": list(self.lines), "accesses": list(self.accesses),
                 "atomic": list(self.atomic), "clobber_free": self.clobber_free,
-                "uncut": list(self.uncut)}
+                "uncut": list(self.uncut), "start_site": list(self.start_site)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,10 +136,11 @@ class KernelRegions:
 
     ``status`` is ``one_region`` (no clobber: the kernel is idempotent as a whole, at the
     access level the kernel class uses), ``cut`` (boundaries separate every clobber),
-    ``partly_cut`` (some clobber lies inside one device-function call and stays inside a
-    region) or ``not_proven`` (the analysis does not model the kernel; ``reason`` says why,
-    and no region is claimed). ``inert`` lists the instructions from which no global access
-    is reachable (threads there need not join a boundary save).
+    ``partly_cut`` (some clobber pair is one instruction and stays inside a region; no
+    fixture has one since boundaries may sit inside device functions) or ``not_proven``
+    (the analysis does not model the kernel; ``reason`` says why, and no region is claimed).
+    ``inert`` lists the instructions from which no global access is reachable (threads
+    there need not join a boundary save), as sites (``call_path + (index,)``).
     """
 
     kernel: str
@@ -123,12 +154,17 @@ class KernelRegions:
     lower_bound: int
     shared_bytes: int
     local_bytes: int
-    inert: frozenset[int] = frozenset()
+    inert: frozenset[tuple[int, ...]] = frozenset()
 
     @property
     def positions(self) -> tuple[int, ...]:
-        """The boundary positions, sorted."""
-        return tuple(b.position for b in self.boundaries)
+        """The positions of the boundaries in the kernel body, sorted."""
+        return tuple(b.position for b in self.boundaries if not b.call_path)
+
+    @property
+    def sites(self) -> tuple[tuple[int, ...], ...]:
+        """Every boundary as a site ``call_path + (position,)``, sorted."""
+        return tuple(sorted(b.site for b in self.boundaries))
 
     @property
     def resumable(self) -> bool:
@@ -187,9 +223,9 @@ def kernel_regions(module: Module, function: Function, *,
     >>> r.status, r.positions, r.boundaries[0].live_registers
     ('cut', (3,), ('%r1', '%rd2'))
     """
-    cfg = control_flow_graph(function)
-    graph = instruction_graph(function, cfg)
+    graph = program_graph(module, function)
     entry = graph.graph["entry"]
+    functions = graph.graph["functions"]
     shared = _static_bytes(module, function, "shared")
     local = _static_bytes(module, function, "local")
     model: ClobberModel = clobber_model(module, function)
@@ -198,24 +234,30 @@ def kernel_regions(module: Module, function: Function, *,
         if entry is None:
             return KernelRegions(function.name, "one_region", reason, None, (), (), (),
                                  True, 0, shared, local)
-        return KernelRegions(function.name, "not_proven", reason, entry, (), (),
+        return KernelRegions(function.name, "not_proven", reason, entry[0], (), (),
                              model.clobbers, False, 0, shared, local)
-    live = liveness(function, cfg)
-    instrs = function.instructions
+    lives = {path: liveness(f, control_flow_graph(f)) for path, f in functions.items()}
 
-    def cost(p: int) -> int:
-        return _live_bytes(function, live.live_at(p))
+    def frames(site: tuple[int, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        # Every frame of the stack: the callers stand at their call, the innermost at site.
+        return tuple((functions[site[:k]].name,
+                      tuple(sorted(lives[site[:k]].live_at(site[k]))))
+                     for k in range(len(site)))
 
-    positions = {a.position for a in model.accesses}
-    by_pair: dict[tuple[int, int], list[Clobber]] = {}
+    def cost(site: tuple[int, ...]) -> int:
+        return sum(_live_bytes(functions[site[:k]], names)
+                   for k, (_, names) in enumerate(frames(site)))
+
+    sites = {a.site for a in model.accesses}
+    by_pair: dict[tuple, list[Clobber]] = {}
     for c in model.clobbers:
-        by_pair.setdefault((c.read.position, c.write.position), []).append(c)
+        by_pair.setdefault((c.read.site, c.write.site), []).append(c)
     pairs = {p for p in by_pair if p[0] != p[1]}
-    forced: dict[int, int] = {}
+    forced: dict[tuple[int, ...], GlobalAccess] = {}
     for a in model.atomics:
-        for succ in graph.successors(a.position):
-            forced[succ] = a.position
-    result = place_boundaries(graph, entry, pairs, forced, positions, cost,
+        for succ in graph.successors(a.site):
+            forced[succ] = a
+    result = place_boundaries(graph, entry, pairs, forced, sites, cost,
                               exact_limit=exact_limit)
     chosen = set(result.boundaries)
     boundaries = []
@@ -223,30 +265,35 @@ def kernel_regions(module: Module, function: Function, *,
         cut = sorted(violations(graph, entry, chosen - {p}, pairs))
         words = [c.describe() for pair in cut for c in by_pair[pair]]
         if p in forced:
-            atom = next(a for a in model.atomics if a.position == forced[p])
+            atom = forced[p]
             words.insert(0, f"{atom.describe()}: {atom.rule}; a resume must not repeat it")
-        instr = instrs[p]
-        names = tuple(sorted(live.live_at(p)))
-        boundaries.append(Boundary(p, instr.full_opcode,
+        func = functions[p[:-1]]
+        instr = func.instructions[p[-1]]
+        stack = frames(p)
+        boundaries.append(Boundary(p[-1], instr.full_opcode,
                                    instr.loc.line if instr.loc else None, tuple(words),
-                                   names, _live_bytes(function, names), forced.get(p)))
+                                   stack[-1][1], cost(p),
+                                   forced[p].position if p in forced else None,
+                                   p[:-1], func.name, stack))
     regions = []
     uncut_any = False
-    atomic_positions = {a.position for a in model.atomics}
+    atomic_sites = {a.site: a.position for a in model.atomics}
+    access_positions = {a.site: a.position for a in model.accesses}
     for start in [entry, *result.boundaries]:
         seen = window(graph, start, chosen)
-        inside = tuple(sorted(seen))
-        lines = tuple(sorted({instrs[i].loc.line for i in inside if instrs[i].loc}))
-        accesses = tuple(sorted(positions & seen))
+        inside = tuple(sorted({site[0] for site in seen}))
+        lines = sorted({functions[s[:-1]].instructions[s[-1]].loc.line for s in seen
+                        if functions[s[:-1]].instructions[s[-1]].loc})
+        accesses = tuple(sorted({access_positions[s] for s in seen if s in access_positions}))
         uncut = tuple(c.describe() for (r, w), cs in by_pair.items() if r == w and r in seen
                       for c in cs)
         uncut_any = uncut_any or bool(uncut)
-        regions.append(Region(start, inside, lines, accesses,
-                              tuple(sorted(atomic_positions & seen)), uncut))
+        atomic = tuple(sorted({atomic_sites[s] for s in seen if s in atomic_sites}))
+        regions.append(Region(start[0], inside, tuple(lines), accesses, atomic, uncut, start,
+                              tuple(sorted(seen))))
     if uncut_any:
         status = "partly_cut"
-        reason = ("a clobber lies inside one device-function call; boundaries are placed in "
-                  "the kernel body only")
+        reason = "a clobber pair is one instruction; no boundary can separate it"
     elif not model.clobbers and not model.atomics:
         status, reason = "one_region", "no clobber antidependence and no non-idempotent atomic"
     else:
@@ -256,7 +303,7 @@ def kernel_regions(module: Module, function: Function, *,
                   f" {len(pairs)} clobber position pair"
                   f"{'' if len(pairs) == 1 else 's'} and {len(model.atomics)} "
                   "non-idempotent atomic" + ("" if len(model.atomics) == 1 else "s"))
-    inert = inert_instructions(graph, positions)
-    return KernelRegions(function.name, status, reason, entry, tuple(regions),
+    inert = inert_instructions(graph, sites)
+    return KernelRegions(function.name, status, reason, entry[0], tuple(regions),
                          tuple(boundaries), model.clobbers, result.optimal,
                          result.lower_bound, shared, local, inert)

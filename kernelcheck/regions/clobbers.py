@@ -13,9 +13,10 @@ and forms one region.
 * A non-idempotent atomic (``atomic_rule``) is a clobber by itself: running it again changes
   memory again, so no resume may execute it a second time.
 
-Accesses the analysis inlined from device functions are placed at the kernel's ``call``
-instruction (the first of ``call_path``): boundaries live in the kernel body only, so a read
-and a write inside one call cannot be separated (:attr:`Clobber.cuttable` is false).
+Accesses the analysis inlined from device functions keep their *site*
+(``call_path + (instruction,)``): boundaries may sit inside a callee, per call site, so a read
+and a write inside one call are separated there. ``position`` still names the kernel
+instruction that performs the access (the ``call`` for an inlined one).
 """
 
 from __future__ import annotations
@@ -49,6 +50,11 @@ class GlobalAccess:
     non_idempotent: bool = False
     rule: str = ""
 
+    @property
+    def site(self) -> tuple[int, ...]:
+        """Where it runs: ``call_path + (instruction,)`` (``(instruction,)`` in the kernel)."""
+        return self.call_path + (self.instruction,)
+
     def describe(self) -> str:
         """``ld.global.f32 #11 (line 7)`` with the callee for inlined accesses."""
         line = f" (line {self.line})" if self.line is not None else ""
@@ -72,8 +78,8 @@ class Clobber:
 
     @property
     def cuttable(self) -> bool:
-        """Whether a boundary in the kernel body can separate the two accesses."""
-        return self.read.position != self.write.position
+        """Whether a boundary can separate the two accesses (they are different sites)."""
+        return self.read.site != self.write.site
 
     def describe(self) -> str:
         return f"read {self.read.describe()} / write {self.write.describe()}: {self.why}"

@@ -55,12 +55,18 @@ def format_regions(regions: KernelRegions, indent: str = "  ") -> str:
         if region.uncut:
             flags.append("NOT re-executable: " + "; ".join(region.uncut))
         extra = f" [{'; '.join(flags)}]" if flags else ""
-        out.append(f"{indent}  region {number} from #{region.start}: "
+        where = (f"#{region.start}" if len(region.start_site) < 2 else
+                 f"#{region.start_site[-1]} via call #{region.start}")
+        out.append(f"{indent}  region {number} from {where}: "
                    f"{_ranges(region.ranges)}, {_lines(region.lines)}{extra}")
     for b in regions.boundaries:
         line = f" (line {b.line})" if b.line is not None else ""
-        out.append(f"{indent}  boundary before #{b.position} {b.text}{line}: live state "
-                   f"{b.live_bytes} bytes per thread ({', '.join(b.live_registers) or 'none'})")
+        live = ", ".join(b.live_registers) or "none"
+        if len(b.frames) > 1:
+            live = "; ".join(f"{f}: {', '.join(r) or 'none'}" for f, r in b.frames)
+            live += "; and the call-scope .param variables of every frame"
+        out.append(f"{indent}  boundary before {b.where()} {b.text}{line}: live state "
+                   f"{b.live_bytes} bytes per thread ({live})")
         for cut in b.cuts:
             out.append(f"{indent}    cuts {cut}")
     return "\n".join(out)

@@ -18,9 +18,9 @@ from collections.abc import Collection, Iterable
 import networkx as nx
 
 from kernelcheck.ir.cfg import ENTRY, EXIT, control_flow_graph
-from kernelcheck.ir.nodes import Function
+from kernelcheck.ir.nodes import Function, Module
 
-__all__ = ["instruction_graph", "window", "inert_instructions"]
+__all__ = ["instruction_graph", "program_graph", "window", "inert_instructions"]
 
 
 def instruction_graph(function: Function, cfg: nx.DiGraph | None = None) -> nx.DiGraph:
@@ -135,3 +135,76 @@ def inert_instructions(graph: nx.DiGraph, accessing: Iterable[int]) -> frozenset
                 live.add(pred)
                 stack.append(pred)
     return frozenset(n for n in graph if n not in live)
+
+
+def _callee_name(instr) -> str | None:
+    from kernelcheck.ir.nodes import Symbol
+
+    operands = list(instr.operands)
+    if operands and type(operands[0]).__name__ == "ParenList":
+        operands.pop(0)
+    return operands[0].name if operands and type(operands[0]) is Symbol else None
+
+
+def program_graph(module: Module, function: Function, *, max_depth: int = 8) -> nx.DiGraph:
+    """The successor graph of ``function`` with every device-function call inlined.
+
+    Nodes are *sites*: tuples ``call_path + (index,)``, where ``call_path`` lists the
+    ``call`` instructions (one per nesting level, the kernel's first) through which the
+    instruction ``index`` of a callee runs; a kernel instruction is ``(index,)``. A call
+    site's node leads into its callee's first instruction, and each ``ret`` of the callee
+    leads to what follows the call. Calls without a body, indirect or recursive calls and
+    calls nested deeper than ``max_depth`` stay plain nodes (the access analysis reports
+    such kernels as not modelled).
+
+    Node attributes: ``block`` (``(call_path, block index)``, a basic block of one inlined
+    body) and ``function`` (its name). Graph attributes: ``entry`` (the first site, or
+    ``None``) and ``functions`` (``call_path -> Function``).
+
+    Examples
+    --------
+    >>> from kernelcheck.ptx.parser import parse_ptx
+    >>> m = parse_ptx(".version 8.0\\n.target sm_90\\n.address_size 64\\n"
+    ...     ".func f() { mov.u32 %r1, 1; ret; }\\n"
+    ...     ".entry k() { .reg .b32 %r<2>; call f, (); ret; }")
+    >>> sorted(program_graph(m, m.get_function("k")).edges)
+    [((0,), (0, 0)), ((0, 0), (0, 1)), ((0, 1), (1,))]
+    """
+    graph = nx.DiGraph(entry=None, functions={})
+    pending: list[tuple[tuple[int, ...], Function, tuple[str, ...]]] = [
+        ((), function, (function.name,))]
+    heads: dict[tuple[int, ...], int | None] = {}
+    while pending:
+        path, func, chain = pending.pop()
+        graph.graph["functions"][path] = func
+        local = instruction_graph(func)
+        heads[path] = local.graph["entry"]
+        for node, block in local.nodes(data="block"):
+            graph.add_node(path + (node,), block=(path, block), function=func.name)
+        graph.add_edges_from((path + (a,), path + (b,)) for a, b in local.edges)
+        for node in local:
+            instr = func.instructions[node]
+            if instr.opcode != "call" or len(path) >= max_depth:
+                continue
+            name = _callee_name(instr)
+            try:
+                callee = module.get_function(name) if name else None
+            except KeyError:
+                callee = None
+            if callee is None or callee.body is None or name in chain:
+                continue
+            pending.append((path + (node,), callee, chain + (name,)))
+    entry = heads[()]
+    graph.graph["entry"] = None if entry is None else (entry,)
+    for call, head in heads.items():
+        if not call or head is None:
+            continue
+        func = graph.graph["functions"][call]
+        after = list(graph.successors(call))
+        graph.remove_edges_from([(call, s) for s in after])
+        graph.add_edge(call, call + (head,))
+        for index in range(len(func.instructions)):
+            site = call + (index,)
+            if site in graph and func.instructions[index].opcode == "ret":
+                graph.add_edges_from((site, s) for s in after)
+    return graph

@@ -73,13 +73,9 @@ def test_resume_from_the_last_boundary_matches_the_clean_run(kernel, path):
                                 seed=len(kernel))
     mismatched = [o for o in outcomes if not o.matches]
     assert mismatched == []
-    if regions.resumable:
-        # Refusals only come from a boundary reached by diverged threads (docs/regions.md).
-        assert all("stood elsewhere" in r for r in refused), refused
-    else:
-        # Only runs the interruption point let complete are compared; none is resumed.
-        assert refused and all(o.resumed_at is None for o in outcomes)
-        assert all("partly_cut" in r for r in refused)
+    assert regions.resumable
+    # Refusals only come from a boundary reached by diverged threads (docs/regions.md).
+    assert all("stood elsewhere" in r for r in refused), refused
 
 
 def test_resumed_blocks_really_restart_from_a_boundary():
@@ -90,7 +86,8 @@ def test_resumed_blocks_really_restart_from_a_boundary():
 
 
 SMALL = ["inplace_add_one", "atomic_add_all", "shift_scale", "atomic_inc_ticket",
-         "histogram256_shared", "jacobi_pingpong", "scan_block_inclusive"]
+         "histogram256_shared", "jacobi_pingpong", "scan_block_inclusive",
+         "noinline_accumulate"]
 
 
 @pytest.mark.parametrize("kernel", SMALL)
@@ -108,7 +105,8 @@ def test_every_interruption_point_of_a_block_resumes(kernel):
     assert all("stood elsewhere" in r for r in refused)
 
 
-@pytest.mark.parametrize("kernel", ["inplace_add_one", "atomic_add_all", "shift_scale"])
+@pytest.mark.parametrize("kernel", ["inplace_add_one", "atomic_add_all", "shift_scale",
+                                    "noinline_accumulate"])
 def test_resuming_from_the_start_instead_diverges(kernel):
     """The same harness with the boundaries removed finds the clobber: it can fail."""
     emu, program, name, values, regions, inst = _setup(kernel, ptx_files(kernel)[0])
@@ -120,9 +118,16 @@ def test_resuming_from_the_start_instead_diverges(kernel):
     assert any(not o.matches for o in outcomes)
 
 
-def test_a_kernel_with_a_clobber_inside_a_call_is_never_resumed():
-    kernel = "noinline_accumulate"
+@pytest.mark.parametrize("kernel", ["noinline_accumulate", "noinline_store_scaled"])
+def test_a_block_interrupted_inside_a_device_function_resumes_there(kernel):
+    """The boundary sits in the callee: the saved call stack (kernel frame at the call, the
+    callee's frame, both frames' .param areas) brings the block back into the callee."""
     emu, program, name, values, regions, inst = _setup(kernel, ptx_files(kernel)[0])
-    outcomes, refused = _trials(emu, program, name, values, regions, inst, 0, seed=0,
-                                trials=3)
-    assert outcomes == [] and all("partly_cut" in r for r in refused)
+    (site,) = regions.sites
+    assert len(site) == 2
+    points = [(0, s) for s in range(1, _steps(emu, program, name, values, regions, inst, 0,
+                                               0) + 1)]
+    outcomes, refused = _trials(emu, program, name, values, regions, inst, 0, 0,
+                                points=points)
+    assert refused == [] and [o for o in outcomes if not o.matches] == []
+    assert site in {o.resumed_site for o in outcomes}
