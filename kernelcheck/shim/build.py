@@ -28,7 +28,8 @@ __all__ = ["ShimBuildError", "SHIM_SOURCES", "STANDIN_SOURCES", "find_compiler",
 
 #: Sources of libkernelcheck_preload.so, relative to :func:`source_dir`.
 SHIM_SOURCES = ("interpose.c", "hooks.c", "registry.c", "check.c", "alloc_table.c",
-                "cache_read.c", "spool.c", "log.c", "image.c", "testing.c")
+                "cache_read.c", "spool.c", "log.c", "image.c", "testing.c",
+                "control.c")
 #: Sources of the stand-in libcuda.so.1.
 STANDIN_SOURCES = ("standin/driver.c", "standin/pybridge.c", "image.c")
 _HEADERS = ("cuda_types.h", "entrypoints.h", "shim.h", "check.h", "image.h",

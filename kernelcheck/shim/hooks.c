@@ -63,12 +63,16 @@ static void on_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsig
         if (kc_cfg.log_path[0])
             kc_log_instance(k->name, grid, block, NULL, 0, KC_NOT_PROVEN,
                             KC_RULE_UNKNOWN_FUNCTION);
+        if (atomic_load_explicit(&kc_scope_active, memory_order_relaxed))
+            kc_scope_record(k, grid, block, NULL, 0, KC_NOT_PROVEN, KC_RULE_UNKNOWN_FUNCTION);
         return;
     }
     struct kc_loaded *ld = atomic_load_explicit(&k->loaded, memory_order_acquire);
     if (!ld) {
         kc_registry_poll(k);
         ld = atomic_load_explicit(&k->loaded, memory_order_acquire);
+        if (!ld && atomic_load_explicit(&kc_analysis_wait_ms, memory_order_relaxed))
+            ld = kc_wait_analysis(k);
     }
     enum kc_rule rule = KC_RULE_NO_ANALYSIS;
     enum kc_verdict v = KC_NOT_PROVEN;
@@ -129,6 +133,8 @@ static void on_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsig
     count(k, v, rule);
     if (kc_cfg.log_path[0])
         kc_log_instance(k->name, grid, block, buf, buf ? size : 0, v, rule);
+    if (atomic_load_explicit(&kc_scope_active, memory_order_relaxed))
+        kc_scope_record(k, grid, block, buf, buf ? size : 0, v, rule);
 }
 
 /* ------------------------------------------------------------------ module loading */

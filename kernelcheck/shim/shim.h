@@ -6,6 +6,7 @@
 #define KC_SHIM_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "check.h"
@@ -88,6 +89,15 @@ int kc_private_dir_ok(const char *path, int create);
 
 /* ---- spool.c: hand an image to the analysis helper */
 void kc_spool_image(const char *hash, const char *arch, const void *bytes, size_t size);
+
+/* ---- control.c: the per-test instance file a test runner opens and closes, and the
+ * optional wait for a kernel's analysis */
+extern _Atomic int kc_scope_active;
+extern _Atomic long kc_analysis_wait_ms;
+struct kc_loaded *kc_wait_analysis(struct kc_kernel *k);  /* NULL: none arrived in time */
+void kc_scope_record(const struct kc_kernel *k, const uint32_t grid[3],
+                     const uint32_t block[3], const unsigned char *params, size_t size,
+                     enum kc_verdict v, enum kc_rule rule);
 
 /* ---- hooks.c */
 int64_t kc_now_ns(void);
