@@ -27,7 +27,8 @@ __all__ = ["ShimBuildError", "SHIM_SOURCES", "STANDIN_SOURCES", "find_compiler",
            "preload_library", "standin_library", "source_dir"]
 
 #: Sources of libkernelcheck_preload.so, relative to :func:`source_dir`.
-SHIM_SOURCES = ("interpose.c", "hooks.c", "registry.c", "check.c", "alloc_table.c",
+SHIM_SOURCES = ("interpose.c", "hooks.c", "registry.c", "check.c", "check_fast.c",
+                "check_probe.c", "alloc_table.c",
                 "cache_read.c", "spool.c", "log.c", "image.c", "testing.c",
                 "control.c")
 #: Sources of the stand-in libcuda.so.1.

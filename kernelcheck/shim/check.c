@@ -106,6 +106,7 @@ struct kc_check *kc_check_decode(const void *blob, size_t size)
         if (c->pairs[k][0] < 0 || (uint32_t)c->pairs[k][0] >= hdr[1] || c->pairs[k][1] < 0 ||
             (uint32_t)c->pairs[k][1] >= hdr[1])
             goto bad;
+    c->fast = kc_fast_compile(c); /* NULL: no fast path, the general evaluator decides */
     return c;
 bad:
     kc_check_free(c);
@@ -119,6 +120,7 @@ void kc_check_free(struct kc_check *c)
     free(c->program);
     free(c->accesses);
     free(c->pairs);
+    kc_fast_free(c->fast);
     free(c);
 }
 
@@ -684,38 +686,12 @@ static int solve(i128 d, const struct term *t, int n, i128 lo, i128 hi, long *bu
     return 0;
 }
 
-static int cmp_term(const void *x, const void *y)
+/* The exact lattice test on terms already read off the slots: 1 when the two accesses'
+ * affine forms cannot meet over their atoms' ranges (Python lattice_may_overlap is False). */
+static int terms_disjoint(i128 cw, i128 cr, const struct term *raw, int n, int64_t width_w,
+                          int64_t width_r)
 {
-    const struct term *a = x, *b = y;
-    return a->s > b->s ? -1 : a->s < b->s;
-}
-
-static int lattice_disjoint(const struct kc_check *c, int32_t w, int32_t rd,
-                            const struct slot *v)
-{
-    const struct kc_access *aw = &c->accesses[w], *ar = &c->accesses[rd];
-    if (aw->indirect || ar->indirect || aw->const_slot < 0 || ar->const_slot < 0 ||
-        aw->n_atoms > 4 || ar->n_atoms > 4)
-        return 0;
-    if (!v[aw->addr_slot].exact || !v[ar->addr_slot].exact)
-        return 0;
-    i128 cw, cr;
-    if (!point(NULL, v, aw->const_slot, &cw) || !point(NULL, v, ar->const_slot, &cr))
-        return 0;
-    struct term raw[8], merged[8];
-    int n = 0;
-    const struct kc_access *acc[2] = {aw, ar};
-    for (int side = 0; side < 2; side++)
-        for (int j = 0; j < acc[side]->n_atoms; j++) {
-            i128 s, lo, hi;
-            const struct slot *at = &v[acc[side]->atom[j]];
-            if (!point(NULL, v, acc[side]->coef[j], &s) || at->n <= 0)
-                return 0;
-            hull(at, &lo, &hi);
-            if (is_inf(lo) || is_inf(hi) || abs2(lo) >= KC_LIMIT || abs2(hi) >= KC_LIMIT)
-                return 0;
-            raw[n].s = side ? -s : s, raw[n].lo = lo, raw[n++].hi = hi;
-        }
+    struct term merged[8];
     int m = 0;
     for (int k = 0; k < n; k++) {
         i128 s = raw[k].s, lo = raw[k].lo, hi = raw[k].hi;
@@ -736,14 +712,74 @@ static int lattice_disjoint(const struct kc_check *c, int32_t w, int32_t rd,
             merged[m].s = s, merged[m].lo = lo, merged[m++].hi = hi;
         }
     }
-    qsort(merged, (size_t)m, sizeof merged[0], cmp_term);
+    for (int i = 1; i < m; i++) { /* by decreasing coefficient (they are distinct) */
+        struct term x = merged[i];
+        int j = i - 1;
+        while (j >= 0 && merged[j].s < x.s) {
+            merged[j + 1] = merged[j];
+            j--;
+        }
+        merged[j + 1] = x;
+    }
     long budget = LATTICE_BUDGET;
-    return !solve(cw - cr, merged, m, -(aw->width - 1), ar->width - 1, &budget);
+    return !solve(cw - cr, merged, m, -(width_w - 1), width_r - 1, &budget);
+}
+
+int kc_lattice_disjoint(int64_t cw, int64_t cr, int n, const int8_t *sign,
+                        const int64_t *coef, const int64_t *lo, const int64_t *hi,
+                        int64_t width_w, int64_t width_r)
+{
+    struct term raw[8];
+    for (int k = 0; k < n && k < 8; k++)
+        raw[k].s = (i128)sign[k] * coef[k], raw[k].lo = lo[k], raw[k].hi = hi[k];
+    return terms_disjoint(cw, cr, raw, n < 8 ? n : 8, width_w, width_r);
+}
+
+static int lattice_disjoint(const struct kc_check *c, int32_t w, int32_t rd,
+                            const struct slot *v)
+{
+    const struct kc_access *aw = &c->accesses[w], *ar = &c->accesses[rd];
+    if (aw->indirect || ar->indirect || aw->const_slot < 0 || ar->const_slot < 0 ||
+        aw->n_atoms > 4 || ar->n_atoms > 4)
+        return 0;
+    if (!v[aw->addr_slot].exact || !v[ar->addr_slot].exact)
+        return 0;
+    i128 cw, cr;
+    if (!point(NULL, v, aw->const_slot, &cw) || !point(NULL, v, ar->const_slot, &cr))
+        return 0;
+    struct term raw[8];
+    int n = 0;
+    const struct kc_access *acc[2] = {aw, ar};
+    for (int side = 0; side < 2; side++)
+        for (int j = 0; j < acc[side]->n_atoms; j++) {
+            i128 s, lo, hi;
+            const struct slot *at = &v[acc[side]->atom[j]];
+            if (!point(NULL, v, acc[side]->coef[j], &s) || at->n <= 0)
+                return 0;
+            hull(at, &lo, &hi);
+            if (is_inf(lo) || is_inf(hi) || abs2(lo) >= KC_LIMIT || abs2(hi) >= KC_LIMIT)
+                return 0;
+            raw[n].s = side ? -s : s, raw[n].lo = lo, raw[n++].hi = hi;
+        }
+    return terms_disjoint(cw, cr, raw, n, aw->width, ar->width);
 }
 
 enum kc_verdict kc_check_eval(const struct kc_check *c, const unsigned char *params,
                               size_t psize, const uint32_t grid[3], const uint32_t block[3],
                               kc_alloc_lookup_fn lookup, enum kc_rule *rule)
+{
+    if (c->fast && grid[0] && grid[1] && grid[2] && block[0] && block[1] && block[2]) {
+        int v = kc_fast_eval(c->fast, params, psize, grid, block, rule);
+        if (v >= 0)
+            return (enum kc_verdict)v;
+    }
+    return kc_check_eval_general(c, params, psize, grid, block, lookup, rule);
+}
+
+enum kc_verdict kc_check_eval_general(const struct kc_check *c, const unsigned char *params,
+                                      size_t psize, const uint32_t grid[3],
+                                      const uint32_t block[3], kc_alloc_lookup_fn lookup,
+                                      enum kc_rule *rule)
 {
     if (c->not_proven) {
         *rule = KC_RULE_UNMODELLED;

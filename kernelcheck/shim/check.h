@@ -36,6 +36,7 @@ struct kc_check {
     struct kc_access *accesses;
     int32_t (*pairs)[2];
     int has_indirect;
+    struct kc_fast *fast;      /* the compiled fast path (check_fast.c), or NULL */
 };
 
 /* An allocation-table lookup: the [base, base + size) holding addr; 0 when none. */
@@ -54,5 +55,29 @@ enum kc_verdict kc_check_eval(const struct kc_check *check, const unsigned char 
                               size_t param_size, const uint32_t grid[3],
                               const uint32_t block[3], kc_alloc_lookup_fn lookup,
                               enum kc_rule *rule);
+
+/* The general evaluator alone (kc_check_eval runs the compiled fast path first and falls
+ * back to it); same verdicts, for tests and benchmarks. */
+enum kc_verdict kc_check_eval_general(const struct kc_check *check, const unsigned char *params,
+                                      size_t param_size, const uint32_t grid[3],
+                                      const uint32_t block[3], kc_alloc_lookup_fn lookup,
+                                      enum kc_rule *rule);
+
+/* check_fast.c: a check compiled into instructions over single 64-bit ranges. NULL when the
+ * check has no fast form. kc_fast_eval needs positive dimensions; it returns the verdict
+ * (storing the rule), or -1 when the general evaluator must decide this launch. */
+struct kc_fast *kc_fast_compile(const struct kc_check *check);
+void kc_fast_free(struct kc_fast *fast);
+/* Instructions run per launch, and (in *n_init) slots known before the launch. */
+uint32_t kc_fast_size(const struct kc_fast *fast, uint32_t *n_init);
+int kc_fast_eval(const struct kc_fast *fast, const unsigned char *params, size_t param_size,
+                 const uint32_t grid[3], const uint32_t block[3], enum kc_rule *rule);
+
+/* The exact lattice test (check.c) on read-off terms: term k is sign[k] * coef[k] times a
+ * variable in [lo[k], hi[k]]; 1 when the write at cw + ... and the read at cr + ... share
+ * no byte. */
+int kc_lattice_disjoint(int64_t cw, int64_t cr, int n, const int8_t *sign,
+                        const int64_t *coef, const int64_t *lo, const int64_t *hi,
+                        int64_t width_w, int64_t width_r);
 
 #endif

@@ -10,7 +10,8 @@ import ctypes
 from collections.abc import Sequence
 from functools import cache
 
-__all__ = ["VERDICTS", "RULES", "native_evaluate", "native_eval_ns", "entrypoints",
+__all__ = ["VERDICTS", "RULES", "PATHS", "native_evaluate", "native_eval_ns", "fast_size",
+           "entrypoints",
            "remap"]
 
 VERDICTS = ("idempotent", "not_idempotent", "not_proven")
@@ -18,6 +19,9 @@ VERDICTS = ("idempotent", "not_idempotent", "not_proven")
 RULES = ("no_clobber", "disjoint", "no_threads", "non_idempotent_atomic", "overlap",
          "unmodelled", "unknown_range", "no_analysis", "unknown_function", "no_layout",
          "internal")
+#: Evaluation paths: what the shim runs (the compiled fast path, the general evaluator
+#: where it gives up), the general evaluator alone, the fast path alone.
+PATHS = ("shim", "general", "fast")
 
 
 @cache
@@ -35,6 +39,19 @@ def _lib() -> ctypes.CDLL:
     lib.kc_bench_eval.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
                                   ctypes.c_size_t, ctypes.POINTER(ctypes.c_uint32),
                                   ctypes.POINTER(ctypes.c_uint32), ctypes.c_long]
+    lib.kc_test_eval_path.restype = ctypes.c_int
+    lib.kc_test_eval_path.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
+                                      ctypes.c_size_t, ctypes.POINTER(ctypes.c_uint32),
+                                      ctypes.POINTER(ctypes.c_uint32), ctypes.c_int,
+                                      ctypes.POINTER(ctypes.c_int)]
+    lib.kc_bench_eval_path.restype = ctypes.c_double
+    lib.kc_bench_eval_path.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
+                                       ctypes.c_size_t, ctypes.POINTER(ctypes.c_uint32),
+                                       ctypes.POINTER(ctypes.c_uint32), ctypes.c_int,
+                                       ctypes.c_long]
+    lib.kc_test_fast_size.restype = ctypes.c_long
+    lib.kc_test_fast_size.argtypes = [ctypes.c_char_p, ctypes.c_size_t,
+                                      ctypes.POINTER(ctypes.c_uint32)]
     lib.kc_entrypoint_name.restype = ctypes.c_char_p
     lib.kc_entrypoint_remap.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_ulonglong]
     return lib
@@ -46,8 +63,14 @@ def _dims(dims: Sequence[int]):
 
 
 def native_evaluate(check_bytes: bytes, params: bytes, grid: Sequence[int],
-                    block: Sequence[int], allocations=None) -> tuple[str, str]:
+                    block: Sequence[int], allocations=None,
+                    path: str = "shim") -> tuple[str, str] | None:
     """Evaluate the binary form of a LaunchCheck in C: ``(verdict, rule)``.
+
+    ``path`` chooses the evaluator (:data:`PATHS`): ``"shim"`` as the shim runs it,
+    ``"general"`` the general evaluator alone, ``"fast"`` the compiled fast path alone,
+    which returns ``None`` when it gives up on the instance (or the check has no compiled
+    form). With ``allocations`` only ``"shim"`` is available.
 
     Examples
     --------
@@ -56,24 +79,49 @@ def native_evaluate(check_bytes: bytes, params: bytes, grid: Sequence[int],
     ('idempotent', 'no_clobber')
     """
     rule = ctypes.c_int(0)
-    allocs = None
-    n = 0
-    if allocations is not None:
-        flat = [int(x) for pair in allocations for x in pair]
-        allocs = (ctypes.c_uint64 * max(1, len(flat)))(*flat)
-        n = len(flat) // 2
-    v = _lib().kc_test_eval(check_bytes, len(check_bytes), params, len(params), _dims(grid),
-                            _dims(block), allocs, n, ctypes.byref(rule))
-    if v < 0:
+    if allocations is not None or path == "shim":
+        allocs = None
+        n = 0
+        if allocations is not None:
+            if path != "shim":
+                raise ValueError("allocations are evaluated on the shim's path only")
+            flat = [int(x) for pair in allocations for x in pair]
+            allocs = (ctypes.c_uint64 * max(1, len(flat)))(*flat)
+            n = len(flat) // 2
+        v = _lib().kc_test_eval(check_bytes, len(check_bytes), params, len(params),
+                                _dims(grid), _dims(block), allocs, n, ctypes.byref(rule))
+    else:
+        v = _lib().kc_test_eval_path(check_bytes, len(check_bytes), params, len(params),
+                                     _dims(grid), _dims(block), PATHS.index(path),
+                                     ctypes.byref(rule))
+    if v == -1:
         raise ValueError("the LaunchCheck binary form does not decode")
+    if v == -2:
+        return None
     return VERDICTS[v], RULES[rule.value]
 
 
 def native_eval_ns(check_bytes: bytes, params: bytes, grid: Sequence[int],
-                   block: Sequence[int], iterations: int = 100_000) -> float:
-    """Mean nanoseconds of one C evaluation, over ``iterations`` in a C loop."""
-    return _lib().kc_bench_eval(check_bytes, len(check_bytes), params, len(params),
-                                _dims(grid), _dims(block), iterations)
+                   block: Sequence[int], iterations: int = 100_000,
+                   path: str = "shim") -> float | None:
+    """Nanoseconds of one C evaluation by ``path``, in a C loop (the fastest of ten rounds
+    of ``iterations // 10``); ``None`` when ``path`` is ``"fast"`` and the fast path gives up
+    on the instance."""
+    ns = _lib().kc_bench_eval_path(check_bytes, len(check_bytes), params, len(params),
+                                   _dims(grid), _dims(block), PATHS.index(path), iterations)
+    if ns == -1:
+        raise ValueError("the LaunchCheck binary form does not decode")
+    return None if ns == -2 else ns
+
+
+def fast_size(check_bytes: bytes) -> tuple[int, int] | None:
+    """``(instructions, preset slots)`` of the check's compiled fast path: what a launch
+    runs and the slots known before it; ``None`` when the check has no compiled form."""
+    preset = ctypes.c_uint32(0)
+    n = _lib().kc_test_fast_size(check_bytes, len(check_bytes), ctypes.byref(preset))
+    if n == -1:
+        raise ValueError("the LaunchCheck binary form does not decode")
+    return None if n == -2 else (n, preset.value)
 
 
 def entrypoints() -> tuple[str, ...]:
