@@ -60,21 +60,49 @@ def test_killing_the_helper_mid_run_does_not_disturb_the_program(env, tmp_path):
     assert data["instances"] == 2
 
 
+def _shim_env_with_warm_cache(env, tmp_path, path=ELEMENTWISE):
+    """Warm the cache and build the shim's environment in this process.
+
+    Both use this process's analyzer version (computed once from the analysis sources and
+    cached), so the shim finds the rows just written even if those sources are edited
+    meanwhile; a ``kernelcheck analyze --warm-cache`` child and a ``kernelcheck run``
+    child would each hash the sources again, and an edit in between made every lookup
+    miss (every instance no_analysis, no warning).
+    """
+    from kernelcheck.cache.warm import warm_cache
+    from kernelcheck.shim.build import preload_library
+    from kernelcheck.shim.launcher import shim_environment
+
+    cache_dir = env["KERNELCHECK_CACHE_DIR"]
+    cache = AnalysisCache(cache_dir)
+    try:
+        warm_cache(path, cache=cache)
+    finally:
+        cache.close()
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    return shim_environment(env, preload_library(), cache_dir, reports)
+
+
 @pytest.mark.parametrize("fault", ["cache", "spool", "oom", "eval"])
 def test_internal_failures_degrade_to_not_proven(env, tmp_path, fault):
-    _warm(env)
     spec = fixture_launches(["elementwise.ptx"])[:6]
     plain, plain_out = run_client(spec, tmp_path, env, name="plain")
     log = tmp_path / "log.jsonl"
-    faulty = dict(env, KERNELCHECK_SHIM_FAULT=fault)
-    done, out = run_client(spec, tmp_path, faulty, under_shim=True, name="faulty",
-                           extra_args=("--log", str(log), "--no-helper"))
+    faulty = dict(_shim_env_with_warm_cache(env, tmp_path), KERNELCHECK_SHIM_FAULT=fault,
+                  KERNELCHECK_LOG=str(log))
+    done, out = run_client(spec, tmp_path, faulty, name="faulty")  # no helper
     assert done.returncode == 0, done.stderr
     assert out == plain_out
-    verdicts = [json.loads(line)["verdict"] for line in log.read_text().splitlines()]
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(lines) == len(spec)
+    verdicts = [line["verdict"] for line in lines]
+    rules = {line["rule"] for line in lines}
     if fault in ("cache", "oom", "eval"):
         assert set(verdicts) == {"not_proven"}
         assert done.stderr.count("kernelcheck: warning") >= 1
+        if fault == "eval":  # the analysis was found and its evaluation failed
+            assert rules == {"internal"}
     else:  # a failed hand-over only matters for images not yet analysed
         assert "not_proven" not in verdicts
 
