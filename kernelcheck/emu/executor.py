@@ -32,6 +32,15 @@ Checkpoints and resume (the hooks of :mod:`kernelcheck.emu.resume`)
     boundaries (``checkpoint.enters(path)``) runs with the hook, and while it runs
     ``batch.call_stack`` holds a :class:`CallSite` per calling frame, outermost first, so
     that a save inside the callee can record the whole stack.
+
+    A boundary is a block-wide rendezvous in a diverged kernel frame: when the lowest
+    program counter is a boundary while other lanes that may still touch global memory
+    (``checkpoint.inert_at``) stand elsewhere, not at a boundary, those lanes run first, up
+    to their own boundary, before the hook is called, so that the block saves with every
+    lane at a boundary. Running them first is one of the orders the hardware may choose
+    between diverged paths; lanes never run ahead over a block or warp-collective
+    instruction (``bar``, ``shfl``, ``vote``, ...), where the lowest program counter runs
+    as usual.
     ``run_kernel(batch, cfunc, start=state)`` runs the kernel from a saved
     :class:`FrameState` instead of from its first instruction, or from a tuple of them (a
     call stack, outermost first): the innermost frame continues, returns into its caller at
@@ -249,6 +258,27 @@ class Batch:
                 tuple(int(t[lane]) for t in self._tid))
 
 
+#: Opcodes a lane never runs ahead over while others wait at a boundary (they synchronise
+#: or exchange data with other lanes of the warp or block).
+_COLLECTIVE = frozenset({"bar", "barrier", "shfl", "vote", "match", "redux", "activemask",
+                         "wmma", "mma", "ldmatrix", "stmatrix", "wgmma", "elect", "tcgen05",
+                         "setmaxnreg", "griddepcontrol"})
+
+
+def _ahead(hook, ops, n: int, lane_pc, active, positions, path) -> int | None:
+    """The program counter to run before a boundary save, or None to save (or miss) now."""
+    pcs = np.unique(lane_pc[active])
+    waiting = [int(q) for q in pcs if q < n and int(q) not in positions
+               and not hook.inert_at(path, q)]
+    if not waiting:
+        return None
+    q = waiting[0]
+    op = ops[q]
+    if op.kind not in (PLAIN, BRANCH, EXIT, RET) or op.instr.opcode in _COLLECTIVE:
+        return None
+    return q
+
+
 def run_kernel(batch: Batch, cfunc,
                start: FrameState | tuple[FrameState, ...] | None = None) -> None:
     """Run the kernel ``cfunc`` over every thread of ``batch``.
@@ -440,12 +470,17 @@ def _run_frame(batch: Batch, fr: Frame, active: np.ndarray, hook=None,
             continue
         if p >= n:
             break
+        if p in positions:
+            q = _ahead(hook, ops, n, lane_pc, active, positions, path) if not path else None
+            if q is None:
+                hook.at_boundary(batch, fr, p, lane_pc, active, exited, path)
+            else:
+                hook.waiting(path + (p,))
+                p = q
         at = active & (lane_pc == p)
         op = ops[p]
         emask = at if op.guard < 0 else _guard_mask(regs, op, at)
         kind = op.kind
-        if p in positions:
-            hook.at_boundary(batch, fr, p, lane_pc, active, exited, path)
         batch.steps += 1
         if limit is not None and batch.steps > limit:
             raise StepLimitReached

@@ -88,10 +88,23 @@ class CheckpointRecorder:
         self._frames = {b.site: b.frames or ((regions.kernel, b.live_registers),)
                         for b in regions.boundaries}
         self._slots: dict[tuple, tuple[int, ...]] = {}
+        self._after_atomic = {b.site for b in regions.boundaries if b.after_atomic is not None}
+        accesses = {a.site: a for a in _clobber_accesses(regions)}
+        self._reads: dict[tuple[int, ...], frozenset] = {}
+        self._writes: dict[tuple[int, ...], frozenset] = {}
+        for region in regions.regions:
+            inside = [accesses[s] for s in region.sites if s in accesses]
+            self._reads[region.start_site] = frozenset(
+                a.site for a in inside if a.kind == "read" or a.non_idempotent)
+            self._writes[region.start_site] = frozenset(
+                a.site for a in inside if a.kind in ("write", "atomic"))
+        self._pairs = frozenset((c.read.site, c.write.site) for c in regions.clobbers)
         self.positions = frozenset(self._at.get((), ()))
         self.last: BlockCheckpoint | None = None
         self.missed: tuple[int, ...] | None = None
         self.saves = 0
+        #: Saves taken with lanes at more than one boundary (the rendezvous).
+        self.split_saves = 0
 
     def positions_at(self, path: tuple[int, ...]):
         """The boundary positions of the frame with call path ``path``."""
@@ -101,7 +114,24 @@ class CheckpointRecorder:
         """Whether the call with this path (or a call inside it) holds a boundary."""
         return path in self._enters
 
-    def _inert_at(self, path: tuple[int, ...], cfunc, pcs: np.ndarray) -> bool:
+    def inert_at(self, path: tuple[int, ...], pc: int) -> bool:
+        """Whether no global access is reachable from instruction ``pc`` of that frame."""
+        return path + (pc,) in self._inert_sites
+
+    def waiting(self, site: tuple[int, ...]) -> None:
+        """Lanes wait at boundary ``site`` while others run up to theirs (the executor's
+        rendezvous). Lanes waiting right after a non-idempotent atomic have completed it
+        since the last save: until the next save, a resume would repeat it."""
+        if site in self._after_atomic:
+            self.missed = site
+
+    def _disjoint(self, starts) -> bool:
+        """Whether the windows of these region starts, together, hold no clobber pair."""
+        reads = frozenset().union(*(self._reads.get(s, ()) for s in starts))
+        writes = frozenset().union(*(self._writes.get(s, ()) for s in starts))
+        return not any(r in reads and w in writes for r, w in self._pairs)
+
+    def _inert_pcs(self, path: tuple[int, ...], cfunc, pcs: np.ndarray) -> bool:
         table = self._inert.get(path)
         if table is None:
             n = len(cfunc.ops)
@@ -123,9 +153,17 @@ class CheckpointRecorder:
 
     def _sound(self, batch: Batch, frame, pc: int, lane_pc, active, exited, path) -> bool:
         """Whether every lane that may still touch global memory stands at this boundary."""
-        if lane_pc is not None and not self._inert_at(
-                path, frame.cfunc, lane_pc[active & (lane_pc != pc)]):
-            return False
+        if lane_pc is not None:
+            elsewhere = np.unique(lane_pc[active & (lane_pc != pc)])
+            here = self.positions_at(path)
+            at = [int(q) for q in elsewhere if int(q) in here]
+            rest = np.array([q for q in elsewhere if int(q) not in here], dtype=np.int64)
+            if not self._inert_pcs(path, frame.cfunc, rest):
+                return False
+            # Lanes at other boundaries (the rendezvous): sound when the windows of every
+            # occupied boundary, run in any interleaving, hold no clobber together.
+            if at and (path or not self._disjoint([path + (pc,)] + [path + (q,) for q in at])):
+                return False
         stack = batch.call_stack
         for k, ctx in enumerate(stack):
             # Lanes of a calling frame outside the call, and lanes that already returned
@@ -138,7 +176,7 @@ class CheckpointRecorder:
                 continue
             pcs = np.full(batch.L, ctx.pc + 1) if ctx.lane_pc is None else np.where(
                 ctx.lane_pc == ctx.pc, ctx.pc + 1, ctx.lane_pc)
-            if not self._inert_at(ctx.path, ctx.frame.cfunc, pcs[waiting]):
+            if not self._inert_pcs(ctx.path, ctx.frame.cfunc, pcs[waiting]):
                 return False
         return True
 
@@ -159,14 +197,33 @@ class CheckpointRecorder:
                 tuple((n, v.copy()) for n, v in ctx.frame.params.items()),
                 ctx.calling.copy()))
         level = len(states)
+        slots = set(self._live(site, level, frame.cfunc))
+        if lane_pc is not None:
+            # Lanes at other boundaries (a rendezvous) need the registers live there.
+            for q in np.unique(lane_pc[active]):
+                other = path + (int(q),)
+                if other != site and other in self._frames:
+                    slots.update(self._live(other, level, frame.cfunc))
         states.append(FrameState(
             pc, None if lane_pc is None else lane_pc.copy(), active.copy(), exited.copy(),
-            tuple((s, frame.regs[s].copy()) for s in self._live(site, level, frame.cfunc)),
+            tuple((s, frame.regs[s].copy()) for s in sorted(slots)),
             tuple((n, v.copy()) for n, v in frame.params.items())))
         self.last = BlockCheckpoint(self.block, pc, batch.steps, tuple(states),
                                     batch.shared.copy(), batch.local.copy(), site)
         self.missed = None
         self.saves += 1
+        if lane_pc is not None and len(self.positions_at(path) & set(
+                lane_pc[active].tolist())) > 1:
+            self.split_saves += 1
+
+
+def _clobber_accesses(regions: KernelRegions) -> tuple:
+    """The global accesses named by the clobbers of ``regions`` (reads and writes)."""
+    seen = {}
+    for c in regions.clobbers:
+        seen[c.read.site] = c.read
+        seen[c.write.site] = c.write
+    return tuple(seen.values())
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,17 +350,27 @@ def _differing(a: dict, b: dict) -> int:
 
 
 def clean_run(emu: Emulator, program: Program, kernel: str, *, grid: Sequence[int],
-              block: Sequence[int], params, shared_bytes: int = 0) -> dict:
+              block: Sequence[int], params, shared_bytes: int = 0,
+              regions: KernelRegions | None = None) -> dict:
     """The memory snapshot after a clean run, blocks one at a time in linear order.
 
-    The emulator's memory is left as it was (the instance's initial state).
+    With ``regions``, every block runs with the checkpoint hook (uninterrupted), in the
+    order the rendezvous at boundaries gives diverged lanes (see
+    :mod:`kernelcheck.emu.executor`): the clean run an interrupted one is compared with.
+    Racy kernels (a thread reading what another one writes, unordered) may end differently
+    under another legal order. The emulator's memory is left as it was (the instance's
+    initial state).
     """
     grid3 = _dims(grid)
     initial = emu.memory.snapshot()
     try:
         for b in range(grid3[0] * grid3[1] * grid3[2]):
-            emu.launch(program, kernel, grid=grid, block=block, params=params,
-                       shared_bytes=shared_bytes, blocks=[b])
+            if regions is None:
+                emu.launch(program, kernel, grid=grid, block=block, params=params,
+                           shared_bytes=shared_bytes, blocks=[b])
+            else:
+                run_block(emu, program, kernel, regions, b, grid=grid, block=block,
+                          params=params, shared_bytes=shared_bytes)
         return emu.memory.snapshot()
     finally:
         emu.memory.restore(initial)
@@ -316,9 +383,9 @@ def interrupt_and_resume(emu: Emulator, program: Program, kernel: str,
                          ) -> ResumeOutcome:
     """Run an instance interrupted in ``block_id`` after ``steps`` steps, resumed, vs clean.
 
-    The emulator's memory must hold the instance's initial state; it is left so. ``clean``
-    is the memory snapshot of a clean run (blocks one at a time, in linear order); it is
-    computed when not given.
+    The emulator's memory must hold the instance's initial state; it is left so. Every
+    block runs with the checkpoint hook. ``clean`` is the memory snapshot of
+    :func:`clean_run` with ``regions``; it is computed when not given.
 
     Raises
     ------
@@ -330,12 +397,12 @@ def interrupt_and_resume(emu: Emulator, program: Program, kernel: str,
     initial = emu.memory.snapshot()
 
     def launch_one(b: int) -> None:
-        emu.launch(program, kernel, grid=grid, block=block, params=params,
-                   shared_bytes=shared_bytes, blocks=[b])
+        run_block(emu, program, kernel, regions, b, grid=grid, block=block, params=params,
+                  shared_bytes=shared_bytes)
 
     if clean is None:
         clean = clean_run(emu, program, kernel, grid=grid, block=block, params=params,
-                          shared_bytes=shared_bytes)
+                          shared_bytes=shared_bytes, regions=regions)
     try:
         for b in range(block_id):
             launch_one(b)
