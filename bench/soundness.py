@@ -1,0 +1,107 @@
+"""Soundness of the static verdicts against the emulator oracle, at scale.
+
+Run: ``python bench/soundness.py [--instances 60] [--seed 1] [--flavours sm_80,sm_90,nvrtc]``
+
+For every fixture kernel and every PTX flavour, draws ``--instances`` random instances
+(sizes, grid shapes and the six pointer placements in turn: disjoint, adjacent, aliased,
+overlapping, offset, interleaved), runs each on the emulator with exact tracing (the oracle)
+and asks the static analysis for its verdict. Prints the confusion matrix per kernel as a
+markdown table, the false `idempotent` count (must be 0) and the false-negative rate (oracle
+idempotent instances the analysis did not prove) beside the reference system's 18.54%.
+Exits with status 1 when any false `idempotent` is found.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from kernelcheck.analysis.provider import verdict_provider  # noqa: E402
+from kernelcheck.emu.soundness import PLACEMENTS, check_soundness, draw_instance  # noqa: E402
+from tests.emu.fixture_data import FIXTURES, entry_name, expected, module  # noqa: E402
+
+REFERENCE_FN_RATE = 0.1854
+
+
+def _path(kernel: str, flavour: str) -> Path | None:
+    source = expected()[kernel]["source"]
+    if not source.endswith(".cu"):
+        return None
+    path = FIXTURES / "ptx" / flavour / source.replace(".cu", ".ptx")
+    return path if path.exists() else None
+
+
+def main() -> int:
+    options = argparse.ArgumentParser(description=__doc__)
+    options.add_argument("--instances", type=int, default=60, help="instances per kernel")
+    options.add_argument("--seed", type=int, default=1)
+    options.add_argument("--flavours", default="sm_80,sm_90,nvrtc")
+    args = options.parse_args()
+
+    rng = np.random.default_rng(args.seed)
+    start = time.perf_counter()
+    reports = []
+    for flavour in args.flavours.split(","):
+        providers: dict[Path, object] = {}
+        for kernel in sorted(expected()):
+            path = _path(kernel, flavour)
+            if path is None:
+                continue
+            if path not in providers:
+                names = {entry_name(path, k): expected()[k]["param_names"]
+                         for k in expected() if _path(k, flavour) == path}
+                providers[path] = verdict_provider(module(path), names)
+            run = providers[path]
+            entry = entry_name(path, kernel)
+
+            def provider(name, params, grid, block, allocations=(), run=run, entry=entry):
+                return run(entry, params, grid, block, allocations=allocations or None)
+
+            template = expected()[kernel]["instances"][0]
+            instances = [draw_instance(kernel, template, rng, PLACEMENTS[k % len(PLACEMENTS)])
+                         for k in range(args.instances)]
+            report = check_soundness(
+                instances, provider,
+                module_for=lambda k, path=path: module(path),
+                names_for=lambda k: expected()[k]["param_names"],
+                entry_for=lambda k, path=path: entry_name(path, k))
+            reports.append((flavour, kernel, report))
+    seconds = time.perf_counter() - start
+
+    totals = {"tp": 0, "fp": 0, "fn": 0, "tn": 0, "skipped": 0}
+    rows = ["| flavour | kernel | proven & idem | proven & NOT idem | not proven & idem | "
+            "not proven & not idem | FN rate |", "|---|---|---:|---:|---:|---:|---:|"]
+    for flavour, kernel, report in reports:
+        c = next(iter(report.counts.values()), {})
+        tp = c.get(("idempotent", "idempotent"), 0)
+        fp = c.get(("idempotent", "not_idempotent"), 0)
+        fn = c.get(("not_proven", "idempotent"), 0)
+        tn = c.get(("not_proven", "not_idempotent"), 0)
+        for key, value in (("tp", tp), ("fp", fp), ("fn", fn), ("tn", tn),
+                           ("skipped", report.skipped)):
+            totals[key] += value
+        rate = f"{fn / (tp + fn):.1%}" if tp + fn else "-"
+        rows.append(f"| {flavour} | {kernel} | {tp} | {fp} | {fn} | {tn} | {rate} |")
+    idem = totals["tp"] + totals["fn"]
+    rate = totals["fn"] / idem if idem else 0.0
+    rows.append(f"| **total** | | {totals['tp']} | {totals['fp']} | {totals['fn']} | "
+                f"{totals['tn']} | {rate:.1%} |")
+    print("\n".join(rows))
+    runs = sum(totals[k] for k in ("tp", "fp", "fn", "tn"))
+    print(f"\ninstances run: {runs} (skipped as invalid for the kernel: {totals['skipped']}) "
+          f"in {seconds:.0f} s")
+    print(f"false idempotent: {totals['fp']}")
+    print(f"false-negative rate: {rate:.2%} (reference system: {REFERENCE_FN_RATE:.2%}); "
+          f"oracle-idempotent instances: {idem}")
+    return 1 if totals["fp"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
