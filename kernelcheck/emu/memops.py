@@ -184,6 +184,20 @@ def _check_offsets(off, addrs, alloc, n, kind, space, sub=None) -> None:
         raise err
 
 
+def _guard(st, acc, lanes, pieces) -> None:
+    """Stop a global store or atomic that leaves the launch's write guard, before any of its
+    lanes writes (shared and local pieces, ``alloc is None``, are private and not checked)."""
+    for _, off, pos, alloc in pieces:
+        if alloc is None:
+            continue
+        addrs = off.astype(np.uint64) + _U64(alloc.base)
+        try:
+            st.mem.check_writes(addrs, acc.nbytes, acc.kind)
+        except MemoryFault as err:
+            err.fault_lane = int(pos[err.fault_lane])
+            raise acc.fault(st, lanes, err) from None
+
+
 def _lanes(st, mask):
     return st.all_lanes if mask is None else np.nonzero(mask)[0]
 
@@ -286,7 +300,10 @@ def _st(instr, cx):
         if acc.symbol is not None:
             _param_write(st, fr, acc.symbol, acc.offset, width, vals, lanes)
             return
-        for buf, off, pos, alloc in acc.locate(st, fr, lanes):
+        pieces = acc.locate(st, fr, lanes)
+        if st.mem.write_guard is not None:
+            _guard(st, acc, lanes, pieces)
+        for buf, off, pos, alloc in pieces:
             view = buf.view(ut)
             idx = off // width
             for k in range(count):
@@ -336,7 +353,10 @@ def _atom(instr, cx):
             vc = np.asarray(c(st, fr), dtype=dt)
             vc = vc[lanes] if vc.ndim else np.full(len(lanes), vc, dtype=dt)
         old = np.zeros(len(lanes), dtype=dt)
-        for buf, off, pos, alloc in acc.locate(st, fr, lanes):
+        pieces = acc.locate(st, fr, lanes)
+        if st.mem.write_guard is not None:
+            _guard(st, acc, lanes, pieces)
+        for buf, off, pos, alloc in pieces:
             view = buf.view(ut).view(dt)
             old[pos] = apply_atomic(view, off // width, op, vb[pos],
                                     None if vc is None else vc[pos])

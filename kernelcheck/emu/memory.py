@@ -9,6 +9,11 @@ width raise :class:`MemoryFault`, as compute-sanitizer's memcheck reports them o
 The buffers are padded to a multiple of 16 bytes so that aligned accesses of any width can use
 a typed view of the buffer; the padding is never reachable because bounds are checked against
 the requested size.
+
+A per-launch *write guard* (:meth:`DeviceMemory.set_write_guard`) bounds where kernel stores
+and atomics may land: with a guard set, a store or atomic on global memory outside its ranges
+raises :class:`WriteOutsideFootprint` before any of its bytes change, as a memory checker
+would. With no guard (the default) the stores pay one attribute test.
 """
 
 from __future__ import annotations
@@ -20,7 +25,8 @@ import numpy as np
 
 from kernelcheck.errors import KernelcheckError
 
-__all__ = ["MemoryFault", "Allocation", "DeviceMemory", "HEAP_BASE", "ALIGNMENT"]
+__all__ = ["MemoryFault", "WriteOutsideFootprint", "WriteGuard", "Allocation", "DeviceMemory",
+           "HEAP_BASE", "ALIGNMENT"]
 
 #: The address of the first allocation (the range the CUDA driver hands out on Linux).
 HEAP_BASE = 0x7F00_0000_0000
@@ -81,7 +87,49 @@ class MemoryFault(KernelcheckError):
                       source_line=self.source_line, tid=self.tid, ctaid=self.ctaid,
                       kernel=self.kernel)
         fields.update(where)
-        return MemoryFault(self.message, **fields)
+        return type(self)(self.message, **fields)
+
+
+class WriteOutsideFootprint(MemoryFault):
+    """A store or atomic outside the write guard of the launch (it was stopped, not done)."""
+
+
+class WriteGuard:
+    """Sorted, disjoint half-open byte ranges where stores may land.
+
+    Examples
+    --------
+    >>> g = WriteGuard(((0x100, 0x200), (0x300, 0x308)))
+    >>> g.outside(np.array([0x100, 0x1fc, 0x304], dtype=np.uint64), 4).tolist()
+    [False, False, False]
+    >>> g.outside(np.array([0x1fe, 0x2f0], dtype=np.uint64), 4).tolist()
+    [True, True]
+    """
+
+    __slots__ = ("ranges", "_lo", "_hi")
+
+    def __init__(self, ranges) -> None:
+        merged: list[list[int]] = []
+        for lo, hi in sorted((int(a), int(b)) for a, b in ranges):
+            if hi <= lo:
+                continue
+            if merged and lo <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], hi)
+            else:
+                merged.append([lo, hi])
+        self.ranges = tuple((lo, hi) for lo, hi in merged)
+        self._lo = np.asarray([r[0] for r in merged], dtype=np.uint64)
+        self._hi = np.asarray([r[1] for r in merged], dtype=np.uint64)
+
+    def outside(self, addresses: np.ndarray, width: int) -> np.ndarray:
+        """Per address, whether ``[address, address + width)`` is not inside one range."""
+        addresses = np.asarray(addresses, dtype=np.uint64)
+        if not len(self._lo):
+            return np.ones(len(addresses), dtype=bool)
+        k = np.searchsorted(self._lo, addresses, side="right").astype(np.int64) - 1
+        inside = k >= 0
+        kk = np.maximum(k, 0)
+        return ~(inside & (addresses + np.uint64(width) <= self._hi[kk]))
 
 
 @dataclass(slots=True, eq=False)
@@ -117,6 +165,33 @@ class DeviceMemory:
         self._allocs: list[Allocation] = []
         self._next = HEAP_BASE
         self._freed: list[tuple[int, int]] = []
+        #: the write guard of the running launch (``None``: stores are not checked)
+        self.write_guard: WriteGuard | None = None
+
+    # ------------------------------------------------------------------ write guard
+    def set_write_guard(self, ranges) -> None:
+        """Let kernel stores and atomics land only in ``ranges`` (``None``: anywhere).
+
+        Parameters
+        ----------
+        ranges : iterable of (int, int) or None
+            Half-open global byte ranges; copies from the host are never checked.
+        """
+        self.write_guard = None if ranges is None else WriteGuard(ranges)
+
+    def check_writes(self, addresses: np.ndarray, width: int, kind: str) -> None:
+        """Raise :class:`WriteOutsideFootprint` (naming the first lane position in
+        ``fault_lane``) when a ``width``-byte write at one of ``addresses`` leaves the guard."""
+        guard = self.write_guard
+        if guard is None:
+            return
+        bad = guard.outside(addresses, width)
+        if bad.any():
+            k = int(np.argmax(bad))
+            err = WriteOutsideFootprint("write outside the instance's write footprint",
+                                        kind=kind, address=int(addresses[k]), width=width)
+            err.fault_lane = k
+            raise err
 
     # ------------------------------------------------------------------ allocation
     def alloc(self, nbytes: int, *, name: str = "") -> int:

@@ -3,8 +3,13 @@
 The engine talks to a device through five operations (allocate, copy, load a module, launch,
 synchronize) and reads its allocation table, so that a cuda-python implementation can stand
 beside :class:`EmulatorDevice` without touching the engine. Every failure of the device is a
-:class:`DeviceError` with a ``kind``: ``memory_fault``, ``trap``, ``timeout`` or
+:class:`DeviceError` with a ``kind``: ``memory_fault``, ``write_guard`` (a store outside the
+launch's write footprint, stopped before it landed), ``trap``, ``timeout`` or
 ``launch_failure``.
+
+A device may also offer ``set_write_guard(ranges)``: the byte ranges the next launches may
+write (``None``: unchecked). :class:`EmulatorDevice` checks every global store and atomic
+against them (:meth:`kernelcheck.emu.memory.DeviceMemory.set_write_guard`).
 
 As on a real GPU, errors may surface late: with ``deferred_errors=True`` a launch error is
 held and raised by the next :meth:`EmulatorDevice.synchronize`, without saying which launch
@@ -20,7 +25,7 @@ import numpy as np
 
 from kernelcheck.emu.emulator import Emulator, LaunchResult, Program
 from kernelcheck.emu.executor import LaunchError
-from kernelcheck.emu.memory import MemoryFault
+from kernelcheck.emu.memory import MemoryFault, WriteOutsideFootprint
 from kernelcheck.errors import KernelcheckError
 from kernelcheck.ir.nodes import Module
 
@@ -32,7 +37,8 @@ LaunchFn = Callable[[Emulator, Program, str, dict], LaunchResult]
 
 
 class DeviceError(KernelcheckError):
-    """A launch failed on the device (``kind``: memory_fault, trap, timeout, launch_failure)."""
+    """A launch failed on the device (``kind``: memory_fault, write_guard, trap, timeout,
+    launch_failure)."""
 
     def __init__(self, message: str, kind: str, launch: int | None = None) -> None:
         super().__init__(message)
@@ -88,6 +94,7 @@ class EmulatorDevice:
         self.launches = 0
         self._armed: LaunchFn | None = None
         self._pending: DeviceError | None = None
+        self._guard: tuple[tuple[int, int], ...] | None = None
 
     # ------------------------------------------------------------------ memory
     def alloc(self, nbytes: int) -> int:
@@ -110,6 +117,10 @@ class EmulatorDevice:
     def load_module(self, module: Module) -> Program:
         return self.emu.load_module(module)
 
+    def set_write_guard(self, ranges) -> None:
+        """Stop stores and atomics of later launches outside ``ranges`` (``None``: off)."""
+        self._guard = None if ranges is None else tuple((int(a), int(b)) for a, b in ranges)
+
     def arm(self, launch_fn: LaunchFn) -> None:
         """Execute the next launch with ``launch_fn`` instead of a plain launch (one shot)."""
         self._armed = launch_fn
@@ -125,6 +136,7 @@ class EmulatorDevice:
               "shared_bytes": shared_bytes, "trace": self.trace,
               "step_limit": self.step_limit}
         error = None
+        self.emu.memory.set_write_guard(self._guard)
         try:
             result = fn(self.emu, handle, kernel, kw)
             if self.trace:
@@ -132,12 +144,16 @@ class EmulatorDevice:
             if not result.completed:
                 error = DeviceError(f"{kernel}: launch timed out (step limit "
                                     f"{self.step_limit})", "timeout", index)
+        except WriteOutsideFootprint as err:
+            error = DeviceError(f"{kernel}: {err}", "write_guard", index)
         except MemoryFault as err:
             error = DeviceError(f"{kernel}: {err}", "memory_fault", index)
         except LaunchError as err:
             error = DeviceError(f"{kernel}: {err}", "trap", index)
         except DeviceError as err:
             error = err
+        finally:
+            self.emu.memory.set_write_guard(None)
         if error is None:
             return
         if self.deferred_errors:

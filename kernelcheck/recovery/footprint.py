@@ -5,6 +5,9 @@ The recovery engine needs three byte sets per instance, all as supersets (sound)
 * ``writes``: every global byte the instance may write (what redundant execution compares,
   and what a replay window must account for);
 * ``reads``: every global byte it may read (replay windows);
+* ``indirect_writes``: the bytes of writing accesses whose address depends on loaded values
+  (``indirect``: bounded only by their allocation), where a stray write caused by a corrupted
+  index or loop bound may land inside ``writes`` yet outside what a correct run writes;
 * ``clobbered``: every byte it may both read and write, *complete*: unlike the clobbered set
   of :func:`kernelcheck.launch.evaluate.evaluate`, which stops at the first non-idempotent
   atomic and which leaves out pairs whose byte set is unknown, the set here is ``None`` as
@@ -41,6 +44,7 @@ class Footprint:
     writes: IntervalSet | None
     clobbered: IntervalSet | None
     reason: str = ""
+    indirect_writes: IntervalSet | None = IntervalSet()
 
 
 def _derived(check: LaunchCheck, accesses, pairs) -> LaunchCheck:
@@ -105,15 +109,18 @@ def instance_footprint(check: LaunchCheck, params: bytes, grid, block,
     IntervalSet([])
     """
     if check.not_proven:
-        return Footprint(None, None, None, check.not_proven)
+        return Footprint(None, None, None, check.not_proven, None)
     sets = [access_bytes(check, k, params, grid, block, allocations)
             for k in range(len(check.accesses))]
     reads = _union(s for s, a in zip(sets, check.accesses, strict=True) if a.kind in _READS)
     writes = _union(s for s, a in zip(sets, check.accesses, strict=True) if a.kind in _WRITES)
+    indirect = _union(s for s, a in zip(sets, check.accesses, strict=True)
+                      if a.kind in _WRITES and a.indirect)
     involved = {k for pair in check.pairs for k in pair}
     involved |= {k for k, a in enumerate(check.accesses) if a.kind == ATOMIC_BAD}
     if any(sets[k] is None for k in involved):
-        return Footprint(reads, writes, None, "an access that may clobber has no known bytes")
+        return Footprint(reads, writes, None, "an access that may clobber has no known bytes",
+                         indirect)
     bad = tuple(k for k, a in enumerate(check.accesses) if a.kind == ATOMIC_BAD)
     accesses = tuple(replace(a, kind=ATOMIC_OK) if a.kind == ATOMIC_BAD else a
                      for a in check.accesses)
@@ -124,8 +131,9 @@ def instance_footprint(check: LaunchCheck, params: bytes, grid, block,
     elif v.verdict == "idempotent":
         clobbered = IntervalSet()
     else:
-        return Footprint(reads, writes, None, v.detail or "clobbered bytes not known")
-    return Footprint(reads, writes, clobbered)
+        return Footprint(reads, writes, None, v.detail or "clobbered bytes not known",
+                         indirect)
+    return Footprint(reads, writes, clobbered, "", indirect)
 
 
 def clip_to_allocations(ranges: IntervalSet, allocations) -> tuple[tuple[int, int], ...]:

@@ -49,12 +49,23 @@ class RecoveryConfig:
         Save bytes that unverified earlier launches read (see the module documentation).
     max_replays : int
         Replay attempts per detected fault before giving up.
+    write_guard : bool
+        Write-address checking: on a device that offers ``set_write_guard``, stores and
+        atomics outside the instance's predicted write footprint are stopped and reported as
+        a detected fault. Off for a launch whose written bytes are not known.
+    indirect_write_saves : bool
+        Also save the bytes that indirect writes (addresses from loaded values, bounded only
+        by their allocation) may touch, so that a stray write of a faulty run that stays
+        inside the write footprint (a corrupted scatter index or loop bound) is undone by the
+        replay. Off by default: it saves whole output allocations of scatter kernels.
     """
 
     not_proven: str = "save_written"
     redundant: str = "idempotent"
     window_saves: bool = True
     max_replays: int = 3
+    write_guard: bool = True
+    indirect_write_saves: bool = False
 
     def __post_init__(self) -> None:
         if self.not_proven not in ("save_written", "unrecoverable"):
@@ -130,6 +141,10 @@ def plan_launch(verdict: str, footprint: Footprint, allocations,
     extra = IntervalSet()
     if config.window_saves:
         extra = writes & (every if pending_reads is None else pending_reads)
+    stray = IntervalSet()
+    if config.indirect_write_saves and verdict in ("idempotent", "not_idempotent"):
+        stray = footprint.indirect_writes if footprint.indirect_writes is not None else writes
+        extra = extra | stray
     if verdict == "idempotent":
         mode, base, reason = NOTHING, IntervalSet(), "idempotent: re-runs from any state"
     elif verdict == "not_idempotent" and footprint.clobbered is not None:
@@ -144,6 +159,8 @@ def plan_launch(verdict: str, footprint: Footprint, allocations,
         mode, base = ALL_ALLOCATIONS, every
         reason = f"{verdict}: written allocations unknown, every allocation is saved"
     ranges = base | extra
-    if extra - base:
+    if stray - base:
+        reason += "; with the bytes indirect writes may touch"
+    if (extra - stray) - base:
         reason += "; with bytes earlier unverified launches read"
     return SavePlan(mode, clip_to_allocations(ranges, allocations), reason)

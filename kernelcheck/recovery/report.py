@@ -22,6 +22,7 @@ class LaunchRecord:
     seconds_plan: float
     seconds_save: float
     seconds_detect: float
+    write_guarded: bool = False
 
     @property
     def seconds_overhead(self) -> float:
@@ -78,6 +79,7 @@ class RecoveryReport:
                           "decided_by": r.decided_by, "plan": r.plan_mode,
                           "saved_bytes": r.saved_bytes,
                           "written_allocation_bytes": r.written_allocation_bytes,
+                          "write_guarded": r.write_guarded,
                           "seconds_launch": r.seconds_launch,
                           "seconds_overhead": r.seconds_overhead} for r in self.launches],
             "detections": [{"kind": d.kind, "launch": d.launch, "at": d.at,

@@ -71,6 +71,7 @@ class _Entry:
     saved: tuple[tuple[int, bytes], ...]
     check: Callable | None
     compare: tuple[tuple[int, int], ...] = field(default=())
+    guard: tuple[tuple[int, int], ...] | None = None
 
 
 def _default_verdict(check: LaunchCheck, function: Function, params: bytes, grid, block,
@@ -180,8 +181,12 @@ class RecoverySession:
         saved = tuple((a, self.device.copy_dtoh(a, b - a)) for a, b in plan.ranges)
         t2 = time.perf_counter()
         compare = self._compare_ranges(footprint, written, allocations)
+        guard = None
+        if self.config.write_guard and footprint.writes is not None and \
+                hasattr(self.device, "set_write_guard"):
+            guard = tuple(footprint.writes.ranges)
         entry = _Entry(len(self._records), module, kernel, grid3, block3, raw, shared_bytes,
-                       plan, footprint, saved, check, compare)
+                       plan, footprint, saved, check, compare, guard)
         self._log.append(entry)
         detection = None
         try:
@@ -195,7 +200,7 @@ class RecoverySession:
         written_bytes = sum(s for _, s in written) if written is not None else None
         record = LaunchRecord(entry.record_index, kernel, verdict.verdict, verdict.decided_by,
                               plan.mode, plan.nbytes, written_bytes, t3 - t2, t1 - t0,
-                              t2 - t1, t4 - t3)
+                              t2 - t1, t4 - t3, guard is not None)
         self._records.append(record)
         if detection is not None and detection.kind != "redundant":
             self._detections.append(detection)
@@ -246,6 +251,8 @@ class RecoverySession:
         return tuple((int(b), int(b) + int(s)) for b, s in alloc)
 
     def _run(self, entry: _Entry) -> None:
+        if entry.guard is not None or hasattr(self.device, "set_write_guard"):
+            self.device.set_write_guard(entry.guard)
         self.device.launch(entry.module.handle, entry.kernel, entry.grid, entry.block,
                            entry.params, entry.shared_bytes)
 
