@@ -188,22 +188,37 @@ class CheckpointRecorder:
             self.missed = site
             return
         states = []
-        for k, ctx in enumerate(batch.call_stack):
+        stack = batch.call_stack
+        for k, ctx in enumerate(stack):
+            # Lanes parked in a calling frame away from the call (at inert points) resume
+            # there with whatever registers they had: save every register of that frame,
+            # since liveness at the boundary says nothing about their positions.
+            inner_active = stack[k + 1].active if k + 1 < len(stack) else active
+            inner_exited = stack[k + 1].exited if k + 1 < len(stack) else exited
+            parked = (ctx.active & ~ctx.calling) | (ctx.calling & ~inner_active
+                                                    & ~inner_exited)
+            kept = range(len(ctx.frame.regs)) if parked.any() else self._live(
+                site, k, ctx.frame.cfunc)
             states.append(FrameState(
                 ctx.pc, None if ctx.lane_pc is None else ctx.lane_pc.copy(), ctx.active.copy(),
                 ctx.exited.copy(),
-                tuple((s, ctx.frame.regs[s].copy()) for s in self._live(site, k,
-                                                                        ctx.frame.cfunc)),
+                tuple((s, ctx.frame.regs[s].copy()) for s in kept),
                 tuple((n, v.copy()) for n, v in ctx.frame.params.items()),
                 ctx.calling.copy()))
         level = len(states)
         slots = set(self._live(site, level, frame.cfunc))
         if lane_pc is not None:
-            # Lanes at other boundaries (a rendezvous) need the registers live there.
             for q in np.unique(lane_pc[active]):
                 other = path + (int(q),)
-                if other != site and other in self._frames:
+                if other == site:
+                    continue
+                if other in self._frames:
+                    # Lanes at other boundaries (a rendezvous) need the registers live there.
                     slots.update(self._live(other, level, frame.cfunc))
+                else:
+                    # Lanes parked at an inert point need theirs too: keep every register.
+                    slots.update(range(len(frame.regs)))
+                    break
         states.append(FrameState(
             pc, None if lane_pc is None else lane_pc.copy(), active.copy(), exited.copy(),
             tuple((s, frame.regs[s].copy()) for s in sorted(slots)),
