@@ -1,4 +1,4 @@
-"""Analyse every kernel of a large binary (a whole library) over a process pool.
+"""Analyse every kernel of a large binary (a whole library) over an executor.
 
 The unit of work is one device image: nvdisasm, the slow part, runs once per cubin image
 and every kernel of it is then parsed (and, at the ``structure`` stage, given its
@@ -6,8 +6,13 @@ structural report) in the same worker process. Results stream back per image and
 handed to the caller one :class:`KernelRecord` per kernel as soon as their image is done
 (``kernelcheck analyze --jsonl`` writes them as JSON lines). Nothing one image does can
 stop the run: a corrupt image, nvdisasm failing, a function that does not parse, an
-analysis fault, even a worker process dying, become failed records with their cause,
-and :class:`CorpusSummary` counts them by cause at the end.
+analysis fault, even a worker dying, become failed records with their cause, and
+:class:`CorpusSummary` counts them by cause at the end.
+
+Each image is one keyed task of :mod:`kernelcheck.executor`: the local process pool by
+default, or a Dask cluster. A task whose worker dies is run again (alone, on the local pool);
+only an image whose workers keep dying becomes a ``WorkerDied`` failure. Results come back
+once per image whatever happens to the workers.
 
 Which images are analysed follows :func:`kernelcheck.inputs.load_input`: the SASS of every
 cubin for the requested architecture, and PTX only for architectures no cubin matches
@@ -20,13 +25,13 @@ import os
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from kernelcheck.executor import LocalExecutor, Task
+
 __all__ = ["KernelRecord", "CorpusSummary", "ImageJob", "plan_jobs", "analyse_image",
-           "run_corpus"]
+           "corpus_tasks", "run_corpus"]
 
 #: Version of the JSON line format of :meth:`KernelRecord.to_json`.
 JSONL_FORMAT_VERSION = 1
@@ -237,8 +242,15 @@ def _progress(summary: CorpusSummary, done: int, total: int, started: float) -> 
     sys.stderr.flush()
 
 
+def corpus_tasks(planned: Sequence[ImageJob], stage: str = "structure") -> Iterator[Task]:
+    """One keyed task per image (key: position, file name and image location)."""
+    for index, job in enumerate(planned):
+        yield Task(f"image-{index}-{os.path.basename(job.file)}:{job.image}", analyse_image,
+                   (job, stage))
+
+
 def run_corpus(
-    path: str,
+    path: str | Sequence[str],
     *,
     arch: str | None = None,
     jobs: int | None = None,
@@ -247,17 +259,19 @@ def run_corpus(
     on_record: Callable[[KernelRecord], None] | None = None,
     progress: bool | None = None,
     limit: int | None = None,
+    executor=None,
 ) -> CorpusSummary:
-    """Analyse every kernel of ``path`` over ``jobs`` worker processes.
+    """Analyse every kernel of ``path`` over ``jobs`` worker processes, or ``executor``.
 
     Parameters
     ----------
-    path : str
-        A cubin, fatbin, executable or shared library.
+    path : str or sequence of str
+        A cubin, fatbin, executable or shared library (or several: their images are
+        analysed as one corpus).
     arch : str, optional
         Only images for this architecture (``sm_90``).
     jobs : int, optional
-        Worker processes; default all cores. ``1`` runs in this process.
+        Worker processes of the local pool; default all cores. ``1`` runs in this process.
     stage : {"ir", "structure"}
         Stop after parsing into IR, or also build CFG, loops and access counts.
     prefer : {"sass", "ptx", "both"}
@@ -268,6 +282,9 @@ def run_corpus(
         Show progress on stderr; default: when stderr is a terminal.
     limit : int, optional
         Analyse only the first ``limit`` images (for sampling).
+    executor : LocalExecutor or DaskExecutor, optional
+        Where images are analysed (:mod:`kernelcheck.executor`); ``jobs`` is then ignored.
+        The caller keeps it open or closes it.
 
     Returns
     -------
@@ -276,11 +293,15 @@ def run_corpus(
     started = time.perf_counter()
     if progress is None:
         progress = sys.stderr.isatty()
-    planned, errors = plan_jobs(path, arch, prefer)
+    planned: list[ImageJob] = []
+    errors: list[str] = []
+    for item in [path] if isinstance(path, (str, os.PathLike)) else path:
+        more, problems = plan_jobs(os.fspath(item), arch, prefer)
+        planned.extend(more)
+        errors.extend(problems)
     if limit is not None:
         planned = planned[:limit]
-    summary = CorpusSummary(images=len(planned), input_errors=errors)
-    jobs = jobs or os.cpu_count() or 1
+    summary = CorpusSummary(images=len(planned), input_errors=tuple(errors))
     done = 0
 
     def consume(records: list[KernelRecord], timing: dict) -> None:
@@ -294,50 +315,33 @@ def run_corpus(
             if on_record is not None:
                 on_record(record)
         if progress:
-            _progress(summary, done, len(planned), started)
+            _progress(summary, done, summary.images, started)
 
-    if jobs == 1:
-        for job in planned:
-            consume(*analyse_image(job, stage))
-    else:
-        _run_pool(planned, jobs, stage, consume)
+    by_key = {}
+    tasks = []
+    for task in corpus_tasks(planned, stage):
+        by_key[task.key] = task.args[0]
+        tasks.append(task)
+    del planned
+    own = executor is None
+    executor = executor or LocalExecutor(jobs)
+    try:
+        for result in executor.run(tasks):
+            if result.ok:
+                consume(*result.value)
+            else:
+                consume(*_dead_worker(by_key[result.key], result.lost))
+    finally:
+        if own:
+            executor.close()
     if progress:
         sys.stderr.write("\n")
     summary.seconds = time.perf_counter() - started
     return summary
 
 
-def _run_pool(planned: list[ImageJob], jobs: int, stage: str, consume) -> None:
-    """Run the images over a pool; a dead worker fails its images, and the pool restarts."""
-    pending = list(reversed(planned))
-    while pending:
-        executor = ProcessPoolExecutor(max_workers=jobs)
-        in_flight: dict = {}
-        broken = False
-        try:
-            while pending or in_flight:
-                while pending and len(in_flight) < 2 * jobs:
-                    job = pending.pop()
-                    in_flight[executor.submit(analyse_image, job, stage)] = job
-                finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    job = in_flight.pop(future)
-                    try:
-                        consume(*future.result())
-                    except BrokenProcessPool as error:
-                        broken = True
-                        consume(*_dead_worker(job, error))
-                if broken:
-                    for job in in_flight.values():
-                        pending.append(job)
-                    break
-        finally:
-            executor.shutdown(wait=not broken, cancel_futures=True)
-
-
-def _dead_worker(job: ImageJob, error: BaseException) -> tuple[list[KernelRecord], dict]:
+def _dead_worker(job: ImageJob, why: str) -> tuple[list[KernelRecord], dict]:
     record = KernelRecord(job.file, job.image, job.arch,
                           "sass" if job.kind == "cubin" else "ptx", None, "failed",
-                          "WorkerDied", f"the worker process analysing this image died: "
-                          f"{error}")
+                          "WorkerDied", f"the workers analysing this image died: {why}")
     return [record], {"nvdisasm": 0.0, "parse": 0.0, "analysis": 0.0}
