@@ -54,6 +54,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "line per kernel to OUT ('-' for stdout); a summary follows")
     parser.add_argument("--jobs", type=int, metavar="N",
                         help="worker processes for --jsonl (default: all cores)")
+    from kernelcheck.executor import add_executor_options
+
+    add_executor_options(parser, with_jobs=False)
     parser.add_argument("--instance", metavar="PARAMS",
                         help="decide one instance of --kernel: 'name=value,...' with PTX "
                              "parameter names or p0..pN; integers (0x...), floats, or "
@@ -93,6 +96,11 @@ def run(args: argparse.Namespace) -> int:
         return warm_cache_command(path, args.arch)
     if getattr(args, "jsonl", None):
         return _run_jsonl(path, args)
+    if getattr(args, "cluster", None) or getattr(args, "scheduler", None):
+        from kernelcheck.errors import KernelcheckError
+
+        raise KernelcheckError("--cluster and --scheduler apply to library-scale runs: add "
+                               "--jsonl OUT")
     instance = _instance_arguments(args)
     loaded = load_input(path, arch=args.arch, prefer=getattr(args, "prefer", "sass"))
     reports = list(_reports(loaded, args.kernel, args.functions))
@@ -362,7 +370,8 @@ def _print_verdict(verdict, instance) -> None:
 
 
 def _run_jsonl(path: str, args: argparse.Namespace) -> int:
-    """The library-scale run: a process pool, JSON lines as kernels finish, a summary."""
+    """The library-scale run: an executor (local pool or Dask), JSON lines as kernels
+    finish, a summary."""
     from kernelcheck.corpus import run_corpus
 
     sink = sys.stdout if args.jsonl == "-" else open(args.jsonl, "w")  # noqa: SIM115
@@ -375,9 +384,12 @@ def _run_jsonl(path: str, args: argparse.Namespace) -> int:
         sink.write(json.dumps(record.to_json()) + "\n")
         sink.flush()
 
+    from kernelcheck.executor import executor_from_args
+
     try:
-        summary = run_corpus(path, arch=args.arch, jobs=args.jobs, prefer=args.prefer,
-                             on_record=write)
+        with executor_from_args(args) as executor:
+            summary = run_corpus(path, arch=args.arch, prefer=args.prefer, on_record=write,
+                                 executor=executor)
     finally:
         if sink is not sys.stdout:
             sink.close()
