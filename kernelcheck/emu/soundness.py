@@ -101,7 +101,7 @@ def draw_instance(kernel: str, template: dict, rng: np.random.Generator,
                 int(rng.integers(-2, n + 3))
         elif name in ("src_off", "dst_off"):
             small = int(rng.integers(0, 96))
-            params[name] = small if rng.random() < 0.7 else (1 << 32) - small
+            params[name] = small if rng.random() < 0.7 else ((1 << 32) - small) & 0xFFFFFFFF
         elif name in ("v", "bit", "cost", "limit", "s", "a", "value") or name.endswith(
                 ("itemsize", "stride_0", "meminfo", "parent", "scratch")):
             continue
