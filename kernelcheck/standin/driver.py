@@ -10,11 +10,16 @@ One process has one emulated device: a module-level :class:`~kernelcheck.emu.Emu
 Cubin images load (so interception of their loading can be tested) but their kernels cannot
 run: the emulator executes PTX, and launching a kernel from a cubin returns
 ``CUDA_ERROR_NOT_SUPPORTED``.
+
+Test-only fault switch: ``KERNELCHECK_STANDIN_FAIL_LAUNCH=N[:STEPS]`` makes the ``N``-th launch
+of the process (1-based) stop after ``STEPS`` instruction steps per batch (default 16), its
+writes so far visible, and return ``CUDA_ERROR_LAUNCH_FAILED``, as a launch killed part way.
 """
 
 from __future__ import annotations
 
 import ctypes
+import os
 import sys
 import threading
 
@@ -37,6 +42,16 @@ _lock = threading.Lock()
 _emulator = None
 _modules: dict[int, object] = {}       # module id -> Program, or the kernel names of a cubin
 _functions: dict[int, tuple[object, str]] = {}
+_launches = 0
+
+
+def _fail_steps() -> int | None:
+    """Steps before the injected failure of this launch, or ``None`` (the fault switch)."""
+    spec = os.environ.get("KERNELCHECK_STANDIN_FAIL_LAUNCH", "")
+    if not spec:
+        return None
+    number, _, steps = spec.partition(":")
+    return int(steps or 16) if int(number) == _launches else None
 
 
 def emulator():
@@ -161,9 +176,14 @@ def launch(function_id: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: in
     program, name = entry
     raw = ctypes.string_at(params, size) if size else b""
     from kernelcheck.emu import MemoryFault
+    global _launches
+    _launches += 1
     try:
+        fail = _fail_steps()
         emulator().launch(program, name, grid=(gx, gy, gz), block=(bx, by, bz), params=raw,
-                          shared_bytes=shared)
+                          shared_bytes=shared, step_limit=fail)
+        if fail is not None:
+            raise RuntimeError(f"launch {_launches} failed by KERNELCHECK_STANDIN_FAIL_LAUNCH")
     except MemoryFault as error:
         _warn(f"launch of {name}", error)
         return CUDA_ERROR_ILLEGAL_ADDRESS
