@@ -11,6 +11,11 @@ Run: ``python bench/bench_recovery.py [--trials 1000] [--seed 2026] [--out docs/
   saved (or the instance is idempotent).
 * Saved bytes: per launch, the plan's bytes over the bytes of every allocation the launch
   writes (the whole-allocation checkpoint), next to the reference system's < 4 %.
+* Application-like sequence (``--part sequence``): training steps on the emulator built from
+  fixture kernels (a matmul, out-of-place elementwise ops, a block reduction, an in-place
+  gradient scaling and an in-place optimizer update, a ping-pong stencil), one
+  synchronization per step; saved bytes per launch over the bytes of every allocation it
+  writes, per kernel.
 * Overhead: planning plus snapshot, and detection (redundant execution), per launch, over the
   launch's own time on the emulator.
 """
@@ -30,8 +35,14 @@ from kernelcheck.analysis.intervals import IntervalSet  # noqa: E402
 from kernelcheck.faults.campaign import Campaign, outcome_table  # noqa: E402
 from kernelcheck.faults.report import format_table, write_figure, write_results  # noqa: E402
 from kernelcheck.faults.targets import expected_kernels  # noqa: E402
-from kernelcheck.recovery import EmulatorDevice, RecoverySession  # noqa: E402
+from kernelcheck.recovery import EmulatorDevice, RecoveryConfig, RecoverySession  # noqa: E402
 from kernelcheck.recovery.session import KernelModule  # noqa: E402
+
+#: The campaign's recovery settings: redundant execution for every replayable instance, the
+#: write guard, and saves of the bytes indirect writes may touch.
+CONFIG = RecoveryConfig(redundant="replayable", write_guard=True, indirect_write_saves=True)
+#: The same without the indirect-write saves (the default engine), for the saved-byte ratio.
+LEAN = RecoveryConfig(redundant="replayable", write_guard=True)
 
 GROUPS = [("single", "G_FP32"), ("single", "G_FP64"), ("single", "G_LD"), ("single", "G_PR"),
           ("single", "G_OTHERS"), ("double", "G_GP"), ("store", "-"), ("mem-after", "-"),
@@ -45,8 +56,10 @@ def _specs():
     return specs
 
 
-def plans_and_oracle(campaign: Campaign):
-    """Per target: plan, saved bytes, written-allocation bytes, oracle agreement, timings."""
+def plans_and_oracle(campaign: Campaign, config: RecoveryConfig | None = None):
+    """Per target: plan, saved bytes, written-allocation bytes, oracle agreement, timings,
+    and detections in the clean run (a write guard that stops a correct run would show)."""
+    config = config or campaign.config
     out = []
     for k in range(len(campaign.specs)):
         p = campaign.prepared(k)
@@ -56,9 +69,10 @@ def plans_and_oracle(campaign: Campaign):
         for _ in range(2):      # the first launch analyses the kernel; time the second
             t.reset()
             device = EmulatorDevice(t.emu, trace=True)
-            session = RecoverySession(device, campaign.config, check_cache=campaign._checks)
+            session = RecoverySession(device, config, check_cache=campaign._checks)
             rec = session.launch(KernelModule(t.module, t.program), t.entry, grid=t.grid,
                                  block=t.block, params=t.values, shared_bytes=t.shared_bytes)
+            false_alarms = len(session.report().detections)
         trace = device.traces[0]
         allocs = device.allocations()
         written = IntervalSet(trace.written_bytes.ranges)
@@ -73,10 +87,97 @@ def plans_and_oracle(campaign: Campaign):
             sound = not (clobbered - saved)
         out.append({"target": t.name, "verdict": rec.verdict, "plan": rec.plan_mode,
                     "saved": rec.saved_bytes, "whole": whole, "oracle_ok": sound,
+                    "guarded": rec.write_guarded, "false_alarms": false_alarms,
                     "launch": rec.seconds_launch,
                     "snapshot": rec.seconds_plan + rec.seconds_save,
                     "detect": rec.seconds_detect})
     return out
+
+
+def _launch_all(s, mods, n, big, bufs, lr):
+    W, X, H, A, G, M, P, S1, S2 = bufs
+    mm, ew, red, inp, st = mods
+    nn = n * n
+    e = ((nn + 255) // 256,)
+    s.launch(mm, "matmul_tiled", grid=(n // 16, n // 16), block=(16, 16), params=[H, W, X, n])
+    s.launch(ew, "relu_f32", grid=e, block=(256,), params=[A, H, nn])
+    s.launch(red, "reduce_sum_block", grid=e, block=(256,), params=[P, A, nn])
+    s.launch(ew, "saxpy", grid=e, block=(256,), params=[G, A, X, -1.0, nn])
+    s.launch(inp, "inplace_scale", grid=e, block=(256,), params=[G, 0.5, nn])
+    s.launch(inp, "inplace_scale", grid=e, block=(256,), params=[M, 0.9, nn])
+    s.launch(ew, "saxpy", grid=e, block=(256,), params=[M, G, M, 1.0, nn])
+    s.launch(ew, "saxpy", grid=e, block=(256,), params=[W, M, W, -lr, nn])
+    b = ((big + 255) // 256,)
+    for _ in range(2):
+        s.launch(st, "jacobi_pingpong", grid=b, block=(256,), params=[S2, S1, big])
+        s.launch(st, "jacobi_pingpong", grid=b, block=(256,), params=[S1, S2, big])
+
+
+def training_sequence(steps: int = 3, n: int = 128, big: int = 1 << 18,
+                      config: RecoveryConfig | None = None, sync: str = "step") -> dict:
+    """Saved bytes of an application-like launch sequence (see the module documentation).
+
+    ``n`` x ``n`` f32 weights, inputs, activations and gradients (matmul ``H = W X``, ReLU,
+    per-block sums, ``G = X - A`` scaled by 0.5 in place, momentum ``M = 0.9 M + G`` and
+    ``W -= lr M`` in place), then two rounds of a ping-pong Jacobi stencil over ``big``
+    floats; one synchronization per step (``sync="step"``: a launch also saves the bytes it
+    overwrites that earlier launches of the step read) or after every launch
+    (``sync="launch"``).
+    """
+    import numpy as np
+
+    from kernelcheck.emu.emulator import Emulator
+    ptx = Path(__file__).resolve().parents[1] / "fixtures" / "ptx" / "sm_80"
+    emu = Emulator()
+    device = EmulatorDevice(emu)
+    nn = n * n
+    sizes = [4 * nn] * 6 + [4 * ((nn + 255) // 256), 4 * big, 4 * big]
+    bufs = [device.alloc(sz) for sz in sizes]
+    rng = np.random.default_rng(0)
+    for buf, sz in zip(bufs, sizes, strict=True):
+        device.copy_htod(buf, rng.standard_normal(sz // 4).astype(np.float32).tobytes())
+    session = RecoverySession(device, config or LEAN)
+    if sync == "launch":
+        plain = session.launch
+
+        def launch(*args, **kw):
+            record = plain(*args, **kw)
+            session.synchronize()
+            return record
+        session.launch = launch
+    mods = tuple(session.load_module((ptx / f"{f}.ptx").read_text()) for f in
+                 ("shared_tiles", "elementwise", "reduction", "inplace", "stencil"))
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        _launch_all(session, mods, n, big, bufs, 0.01)
+        session.synchronize()
+    seconds = time.perf_counter() - t0
+    launches = session.report().launches
+    per: dict = {}
+    for r in launches:
+        d = per.setdefault(r.kernel, {"launches": 0, "saved": 0, "whole": 0, "plans": set()})
+        d["launches"] += 1
+        d["saved"] += r.saved_bytes
+        d["whole"] += r.written_allocation_bytes or 0
+        d["plans"].add(r.plan_mode)
+    saved = sum(r.saved_bytes for r in launches)
+    whole = sum(r.written_allocation_bytes or 0 for r in launches)
+    return {"sync": sync, "steps": steps, "n": n, "stencil_floats": big, "launches": len(launches),
+            "saved_bytes": saved, "written_allocation_bytes": whole,
+            "ratio": saved / whole, "seconds": seconds,
+            "idempotent_launches": sum(r.verdict == "idempotent" for r in launches),
+            "per_kernel": {k: {**v, "plans": sorted(v["plans"]),
+                               "share_of_saved": v["saved"] / max(1, saved)}
+                           for k, v in per.items()}}
+
+
+def _ratios(plans) -> dict:
+    writing = [p for p in plans if p["whole"] > 0]
+    clob = [p for p in writing if p["plan"] == "clobbered"]
+    return {"aggregate": sum(p["saved"] for p in writing) / sum(p["whole"] for p in writing),
+            "mean_per_launch": statistics.mean(p["saved"] / p["whole"] for p in writing),
+            "clobbering_launches": sum(p["saved"] for p in clob)
+            / max(1, sum(p["whole"] for p in clob))}
 
 
 def main() -> int:
@@ -84,10 +185,21 @@ def main() -> int:
     ap.add_argument("--trials", type=int, default=1000, help="trials per kernel group")
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--out", default="docs/recovery", help="output stem (csv, json, png)")
+    ap.add_argument("--part", choices=("all", "campaign", "sequence"), default="all")
     args = ap.parse_args()
-    campaign = Campaign(_specs())
+    if args.part in ("all", "sequence"):
+        seq = [training_sequence(sync="step"), training_sequence(sync="launch")]
+        for x in seq:
+            print(x["sync"], f"{x['ratio']:.2%}",
+                  {k: f"{v['share_of_saved']:.0%}" for k, v in x["per_kernel"].items()})
+        Path(args.out).with_name(Path(args.out).name + "_sequence.json").write_text(
+            json.dumps(seq, indent=1))
+        if args.part == "sequence":
+            return 0
+    campaign = Campaign(_specs(), CONFIG)
     start = time.perf_counter()
     plans = plans_and_oracle(campaign)
+    lean = plans_and_oracle(campaign, LEAN)
     print(f"{len(plans)} targets prepared in {time.perf_counter() - start:.0f} s")
     rows = []
     for model, group in GROUPS:
@@ -99,11 +211,7 @@ def main() -> int:
     recovered = sum(r.recovered_outcome == "recovered" for r in detected)
     replay_targets = {r.target for r in rows if r.replayed}
     bad = [p for p in plans if p["target"] in replay_targets and p["oracle_ok"] is False]
-    writing = [p for p in plans if p["whole"] > 0]
-    ratio_all = sum(p["saved"] for p in writing) / sum(p["whole"] for p in writing)
-    mean_ratio = statistics.mean(p["saved"] / p["whole"] for p in writing)
-    clob = [p for p in writing if p["plan"] == "clobbered"]
-    clob_ratio = sum(p["saved"] for p in clob) / max(1, sum(p["whole"] for p in clob))
+    ratios = {name: _ratios(ps) for name, ps in (("campaign", plans), ("default", lean))}
     snap = statistics.median(p["snapshot"] / p["launch"] for p in plans)
     det = statistics.median(p["detect"] / p["launch"] for p in plans)
     summary = {
@@ -111,8 +219,9 @@ def main() -> int:
         "detected": len(detected), "recovered": recovered,
         "replay_targets": len(replay_targets), "replays_from_non_re_executable_state": len(bad),
         "oracle_disagreements_any_target": sum(p["oracle_ok"] is False for p in plans),
-        "saved_over_written_allocations": ratio_all, "mean_ratio_per_launch": mean_ratio,
-        "ratio_clobbering_launches": clob_ratio,
+        "saved_ratios": ratios,
+        "write_guarded_targets": sum(p["guarded"] for p in plans),
+        "false_alarms_in_clean_runs": sum(p["false_alarms"] for p in plans + lean),
         "plans": {m: sum(p["plan"] == m for p in plans) for m in
                   ("nothing", "clobbered", "written_allocations", "all_allocations")},
         "median_snapshot_over_launch": snap, "median_detection_over_launch": det,
