@@ -10,7 +10,9 @@ What Dask gives and what is added here:
 * a worker lost mid-task (crash, node failure, pre-emption of a SLURM job) makes the
   scheduler run the task again elsewhere; after ``distributed.scheduler.allowed-failures``
   (3) such losses it gives up with ``KilledWorker``, reported as a lost result, never as a
-  silent gap;
+  silent gap (Dask counts a loss against every task then running on the dead worker, so a
+  task sharing workers with a crashing one can be given up too; it is reported the same
+  way);
 * results stream back with ``as_completed``, at most ``window`` futures in flight, and are
   released as soon as they are read, so a corpus far larger than memory flows through;
 * results are de-duplicated by key (:func:`~kernelcheck.executor.tasks.deduplicated`).
