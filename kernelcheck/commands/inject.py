@@ -39,6 +39,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", default="kernelcheck-inject",
                         help="output stem: STEM.csv, STEM.json, STEM.png")
     parser.add_argument("--no-figure", action="store_true", help="do not draw the figure")
+    from kernelcheck.executor import add_executor_options
+
+    add_executor_options(parser, jobs_help="run the trials over N local worker processes "
+                         "(default 1: in this process)")
     parser.set_defaults(func=run)
 
 
@@ -72,9 +76,17 @@ def run(args: argparse.Namespace) -> int:
     groups = [g.strip() for g in args.groups.split(",") if g.strip()]
     if args.model not in ("single", "double"):
         groups = ["-"]
-    campaign = Campaign(specs, path=path)
     start = time.perf_counter()
-    rows = campaign.run(args.trials, args.seed, args.model, groups, recover=args.recover)
+    if (args.jobs or 1) > 1 or args.cluster or args.scheduler:
+        from kernelcheck.executor import executor_from_args
+        from kernelcheck.executor.campaign import run_campaign
+
+        with executor_from_args(args) as executor:
+            rows = run_campaign(executor, specs, args.trials, args.seed, args.model, groups,
+                                recover=args.recover, path=path)
+    else:
+        campaign = Campaign(specs, path=path)
+        rows = campaign.run(args.trials, args.seed, args.model, groups, recover=args.recover)
     seconds = time.perf_counter() - start
     print(f"{len(rows)} trials of model {args.model} over {len(specs)} instances of "
           f"{len(kernels)} kernels in {seconds:.1f} s (seed {args.seed}); "
