@@ -103,3 +103,21 @@ def test_corpus_over_the_pool_equals_the_corpus_in_process():
     assert pooled == serial
     assert (pool_summary.images, pool_summary.kernels) == (serial_summary.images,
                                                            serial_summary.kernels)
+
+
+def test_inject_over_two_processes_writes_the_rows_of_the_serial_run(tmp_path, capsys):
+    import csv
+
+    from kernelcheck.cli import main
+
+    def rows(stem, *extra):
+        assert main(["inject", "saxpy", "--groups", "G_FP32,G_LD", "--trials", "10",
+                     "--seed", "3", "--recover", "--out", str(stem), "--no-figure",
+                     *extra]) == 0
+        with open(stem.with_suffix(".csv")) as handle:
+            return [{k: v for k, v in r.items() if not k.startswith("seconds_")}
+                    for r in csv.DictReader(handle)]
+
+    serial = rows(tmp_path / "serial")
+    pooled = rows(tmp_path / "pooled", "--jobs", "2")
+    assert len(serial) == 10 and pooled == serial
