@@ -144,7 +144,11 @@ def kernel_structure(function: Function, module: Module | None = None) -> Kernel
     )
     files = module.files if module is not None else {}
     accesses = tuple(_accesses(function, files))
-    pointer_params = _pointer_params(function, def_use_graph(function, cfg))
+    dataflow = def_use_graph(function, cfg)
+    if _is_sass(function):
+        pointer_params = _sass_pointer_params(function, dataflow)
+    else:
+        pointer_params = _pointer_params(function, dataflow)
     params = tuple(
         ParamInfo(p.name, p.type, p.size, p.offset, p.name in pointer_params)
         for p in function.params
@@ -163,25 +167,19 @@ def kernel_structure(function: Function, module: Module | None = None) -> Kernel
 
 
 def _accesses(function: Function, files: dict[int, str]):
-    from kernelcheck.ir.operands import access_width, memory_space
+    from kernelcheck.ir.operands import access_kind, access_width, memory_space
 
     for instr in function.instructions:
         space = memory_space(instr)
         if space not in _REPORTED_SPACES:
             continue
-        opcode = instr.opcode
-        atomic_op = None
-        if opcode in ("atom", "red"):
-            kind = "atomic"
-            atomic_op = next((m for m in instr.modifiers if m in _ATOMIC_OPS), None)
-        elif opcode in ("st", "st.async", "stmatrix") or opcode.startswith("st"):
-            kind = "write"
-        elif opcode == "cp" and "async" in instr.modifiers:
-            kind = "copy"
-        elif opcode == "prefetch" or opcode == "prefetchu" or opcode == "cvta":
+        kind = access_kind(instr)
+        if kind is None or instr.opcode in ("prefetch", "prefetchu", "cvta", "CCTL"):
             continue
-        else:
-            kind = "read"
+        atomic_op = None
+        if kind == "atomic":
+            atomic_op = next((m.lower() for m in instr.modifiers if m.lower() in _ATOMIC_OPS),
+                             None)
         loc = instr.loc
         yield AccessInfo(
             index=instr.index,
@@ -250,3 +248,55 @@ def _reaches_base(start: int, dataflow: nx.MultiDiGraph, instructions, bases) ->
                 seen.add(target)
                 stack.append(target)
     return False
+
+
+def _is_sass(function: Function) -> bool:
+    return any(i.opcode.isupper() for i in function.instructions[:8])
+
+
+def _sass_pointer_params(function: Function, dataflow: nx.MultiDiGraph) -> set[str]:
+    """8-byte parameters (read from the constant bank) whose value reaches the base register
+    of a SASS memory operand along def-use edges.
+
+    SASS adds a scaled index to a pointer with the same instructions that compute indexes
+    (``IMAD.WIDE``, ``IADD3``, ``LEA``), so unlike in PTX no instruction kind breaks the
+    chain; an 8-byte parameter that only feeds an index computation is rare enough that
+    this reads well in practice.
+    """
+    from kernelcheck.ir.nodes import MemoryRef
+    from kernelcheck.sass.params import param_references
+
+    bases: dict[int, set[str]] = {}
+    for instr in function.instructions:
+        for operand in instr.operands:
+            if type(operand) is MemoryRef:
+                for register in (operand.base, operand.uniform):
+                    if register is not None:
+                        names = bases.setdefault(instr.index, set())
+                        names.add(register.name)
+                        if operand.wide and register.name[1:].isdigit():
+                            # R2.64 is the pair R2, R3.
+                            names.add(f"{register.name[0]}{int(register.name[1:]) + 1}")
+    sizes = {p.name: p.size for p in function.params}
+    pointers: set[str] = set()
+    for reference in param_references(function):
+        if sizes.get(reference.param) != 8 or reference.param in pointers:
+            continue
+        start = reference.index
+        seen = {start}
+        stack = [start]
+        while stack:
+            node = stack.pop()
+            found = False
+            for _, target, register in dataflow.out_edges(node, data="register"):
+                if target == "entry" or target in seen:
+                    continue
+                if register in bases.get(target, ()):
+                    found = True
+                    break
+                seen.add(target)
+                stack.append(target)
+            if found:
+                pointers.add(reference.param)
+                break
+    return pointers

@@ -165,3 +165,25 @@ def test_bad_instance_input_is_one_line_exit_2(capsys, argv, message):
 def test_instance_needs_a_kernel(capsys):
     assert main(["analyze", "--instance", "p0=1", ELEMENTWISE]) == 2
     assert "--instance needs --kernel" in capsys.readouterr().err
+
+
+def test_sass_accesses_and_pointer_parameters(capsys):
+    # The sm_90 cubin of vec_add: SASS accesses are classified by the SASS opcode (STG is a
+    # write), and pointers are the 8-byte parameters that reach a memory operand's base.
+    assert main(["analyze", "--json", "--kernel", "vec_add",
+                 str(FIXTURES / "cubin/sm_90/elementwise.cubin")]) == 0
+    module = json.loads(capsys.readouterr().out)["modules"][0]
+    assert module["language"] == "sass"
+    kernel = module["kernels"][0]
+    assert [p["used_as_pointer"] for p in kernel["params"]] == [True, True, True, False]
+    assert [(a["kind"], a["width"]) for a in kernel["accesses"]] == [
+        ("read", 4), ("read", 4), ("write", 4)
+    ]
+
+
+def test_sass_atomics_are_named(capsys):
+    assert main(["analyze", "--json", "--kernel", "atomic_add_all",
+                 str(FIXTURES / "cubin/sm_80/atomics.cubin")]) == 0
+    kernel = json.loads(capsys.readouterr().out)["modules"][0]["kernels"][0]
+    atomics = [a for a in kernel["accesses"] if a["kind"] == "atomic"]
+    assert atomics and {a["atomic_op"] for a in atomics} == {"add"}
