@@ -5,8 +5,8 @@ with its natural loops drawn as nested clusters, and the def-use graph (one node
 instruction, one edge per register flowing from a definition to a use). JSON documents carry
 ``format_version`` so that readers can tell layouts apart.
 
-Instructions are printed by a small local formatter (``full_opcode`` and operands), enough to
-read a graph; it is not a PTX printer and does not round-trip.
+Instructions are printed by the IR printer (:mod:`kernelcheck.ptx.printer`), so a graph
+shows exactly the text the module prints as.
 """
 
 from __future__ import annotations
@@ -15,21 +15,7 @@ import networkx as nx
 
 from kernelcheck.ir.cfg import ENTRY, EXIT
 from kernelcheck.ir.loops import Loop
-from kernelcheck.ir.nodes import (
-    Address,
-    BracketList,
-    Expression,
-    Immediate,
-    Instruction,
-    NegatedPredicate,
-    ParenList,
-    PredicatePair,
-    Register,
-    Sink,
-    SpecialRegister,
-    Symbol,
-    VectorOperand,
-)
+from kernelcheck.ir.nodes import Address, Instruction, Register, Symbol  # noqa: F401 (doctests)
 
 __all__ = [
     "FORMAT_VERSION",
@@ -48,43 +34,16 @@ FORMAT_VERSION = 1
 
 
 def format_operand(operand) -> str:
-    """Render one operand as PTX-like text.
+    """Render one operand as PTX (or SASS) text, as the printer does.
 
     Examples
     --------
     >>> format_operand(Address(Register("%rd1"), 8))
     '[%rd1+8]'
     """
-    kind = type(operand)
-    if kind in (Register, SpecialRegister, Symbol):
-        return operand.name
-    if kind is Immediate:
-        if operand.kind == "f32":
-            return f"0f{operand.value:08X}"
-        if operand.kind == "f64":
-            return f"0d{operand.value:016X}"
-        return str(operand.value)
-    if kind is Address:
-        base = format_operand(operand.base) if operand.base is not None else ""
-        if operand.offset and base:
-            sign = "+" if operand.offset > 0 else "-"
-            return f"[{base}{sign}{abs(operand.offset)}]"
-        return f"[{base or operand.offset}]"
-    if kind is VectorOperand:
-        return "{" + ", ".join(format_operand(e) for e in operand.elements) + "}"
-    if kind is ParenList:
-        return "(" + ", ".join(format_operand(e) for e in operand.elements) + ")"
-    if kind is BracketList:
-        return "[" + ", ".join(format_operand(e) for e in operand.elements) + "]"
-    if kind is Sink:
-        return "_"
-    if kind is NegatedPredicate:
-        return "!" + operand.register.name
-    if kind is PredicatePair:
-        return f"{operand.first.name}|{format_operand(operand.second)}"
-    if kind is Expression:
-        return operand.text
-    return str(operand)
+    from kernelcheck.ptx.printer import format_operand as _format
+
+    return _format(operand)
 
 
 def format_instruction(instr: Instruction) -> str:
@@ -96,11 +55,9 @@ def format_instruction(instr: Instruction) -> str:
     >>> format_instruction(Instruction("bra", ("uni",), (Symbol("L"),), guard=Guard("%p1", True)))
     '@!%p1 bra.uni L;'
     """
-    guard = ""
-    if instr.guard is not None:
-        guard = f"@{'!' if instr.guard.negated else ''}{instr.guard.register} "
-    operands = ", ".join(format_operand(o) for o in instr.operands)
-    return f"{guard}{instr.full_opcode}{' ' + operands if operands else ''};"
+    from kernelcheck.ptx.printer import format_instruction as _format
+
+    return _format(instr) + ";"
 
 
 # --------------------------------------------------------------------------- CFG
