@@ -6,7 +6,8 @@
 
 Inputs:  fixtures/src/*.cu, fixtures/src/host/vec_add_host.cu,
          fixtures/src/triton_kernels.py, fixtures/src/numba_kernels.py
-Outputs: fixtures/ptx/{sm_80,sm_90,nvrtc,nvrtc12,nvrtc12_G,O0G,triton,numba}/, fixtures/cubin/{sm_80,sm_90}/,
+Outputs: fixtures/ptx/{sm_80,sm_90,nvrtc,nvrtc12,nvrtc12_G,O0G,triton,numba}/,
+         fixtures/cubin/{sm_80,sm_90}/,
          fixtures/fatbin/, fixtures/exe/, fixtures/TOOLKIT.md (versions section).
 
 PTX for sm_80/sm_90/O0G, the fatbins and the host executable come from the system nvcc;
@@ -18,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -52,7 +52,8 @@ def nvcc_ptx() -> None:
     out = FIX / "ptx" / "O0G"
     out.mkdir(parents=True, exist_ok=True)
     for stem in O0G_STEMS:
-        run([NVCC, "-ptx", "-arch=sm_80", "-O0", "-G", f"{stem}.cu", "-o", out / f"{stem}.ptx"], cwd=SRC)
+        run([NVCC, "-ptx", "-arch=sm_80", "-O0", "-G", f"{stem}.cu", "-o", out / f"{stem}.ptx"],
+            cwd=SRC)
 
 
 def _check(res, what: str) -> None:
@@ -197,8 +198,9 @@ def fatbins_and_exe() -> None:
     # Every entry compressed. fatbinary 13.0: -compress-mode=speed gives LZ4 entries (flag 0x2000,
     # as in the PyTorch CUDA wheels); -compress-mode=size gives zstd entries (flag 0x8000).
     for suffix, mode in (("compressed", "speed"), ("compressed_zstd", "size")):
-        run([NVCC, "-fatbin", "-O3", *gencode, "-Xfatbin", "-compress-all", "-Xfatbin", f"-compress-mode={mode}",
-             f"{FATBIN_STEM}.cu", "-o", out / f"{FATBIN_STEM}_{suffix}.fatbin"], cwd=SRC)
+        run([NVCC, "-fatbin", "-O3", *gencode, "-Xfatbin", "-compress-all", "-Xfatbin",
+             f"-compress-mode={mode}", f"{FATBIN_STEM}.cu",
+             "-o", out / f"{FATBIN_STEM}_{suffix}.fatbin"], cwd=SRC)
     exe = FIX / "exe"
     exe.mkdir(parents=True, exist_ok=True)
     run([NVCC, "-O2", *gencode, "host/vec_add_host.cu", "-o", exe / "vec_add_host"], cwd=SRC)

@@ -121,7 +121,14 @@ def _addc(instr, cx):
     return _carry(instr, cx, t, instr.opcode == "subc", True, "cc" in instr.modifiers)
 
 
-def _carry(instr, cx, t, sub, carry_in, carry_out, mul=None):
+def _add_carry(x, y, cin):
+    """``x + y + cin`` in the unsigned type of ``x`` and the carry out of the sum."""
+    s1 = x + y
+    r = s1 + cin
+    return r, (s1 < x) | (r < s1)
+
+
+def _carry(instr, cx, t, sub, carry_in, carry_out):
     """add.cc/addc/sub.cc/subc: the carry (borrow for sub) lives in register 0 per lane."""
     ut = "u32" if NP_TYPE[t].itemsize == 4 else "u64"
     a = cx.src(instr.operands[1], ut)
@@ -137,9 +144,7 @@ def _carry(instr, cx, t, sub, carry_in, carry_out, mul=None):
             r = x - y - cin
             cout = (x < y) | ((x - y) < cin)
         else:
-            s1 = x + y
-            r = s1 + cin
-            cout = (s1 < x) | (r < s1)
+            r, cout = _add_carry(x, y, cin)
         put(st, fr, r, mask)
         if carry_out:
             c = np.broadcast_to(cout, (st.L,)).astype(np.uint32)
@@ -249,11 +254,9 @@ def _mad_carry(instr, cx, t, carry_in):
         p = np.asarray(product, dtype=NP_TYPE[t]).view(udt)
         z = np.asarray(c(st, fr), dtype=udt)
         cin = fr.regs[0].astype(udt) if carry_in else udt.type(0)
-        s1 = p + z
-        r = s1 + cin
+        r, cout = _add_carry(p, z, cin)
         put(st, fr, r, mask)
         if carry_out:
-            cout = (s1 < p) | (r < s1)
             flag = np.broadcast_to(cout, (st.L,)).astype(np.uint32)
             fr.regs[0] = flag if mask is None else np.where(mask, flag, fr.regs[0])
     return run
