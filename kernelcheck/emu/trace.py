@@ -31,7 +31,8 @@ contents.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -105,23 +106,52 @@ class AtomicRecord:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class InstanceTrace:
-    """What an instance did to global memory, and the oracle verdict."""
+    """What an instance did to global memory, and the oracle verdict.
 
-    read_bytes: ByteRanges
-    written_bytes: ByteRanges
+    The verdict, the clobbered set and the atomics are computed when the launch ends; the
+    read, written, read-then-write and write-first byte sets are computed from the recorded
+    flags on first use (most callers need only the verdict, and on a large launch each set
+    is a scan over every traced byte).
+    """
+
     clobbered: ByteRanges
-    read_then_write: ByteRanges
-    write_first: ByteRanges
     atomics: tuple[AtomicRecord, ...]
     idempotent: bool
     reasons: tuple[str, ...]
+    _flags: tuple = field(default=(), repr=False, compare=False)
 
     @property
     def verdict(self) -> str:
         """``"idempotent"`` or ``"not_idempotent"``."""
         return "idempotent" if self.idempotent else "not_idempotent"
+
+    def _bytes_where(self, test) -> ByteRanges:
+        pairs: list[tuple[int, int]] = []
+        for base, flags in self._flags:
+            pairs += _runs(test(flags), base)
+        return _ordered(pairs)
+
+    @cached_property
+    def read_bytes(self) -> ByteRanges:
+        """Every global byte the instance read."""
+        return self._bytes_where(lambda f: f & READ)
+
+    @cached_property
+    def written_bytes(self) -> ByteRanges:
+        """Every global byte the instance wrote (atomics included)."""
+        return self._bytes_where(lambda f: f & WRITE)
+
+    @cached_property
+    def read_then_write(self) -> ByteRanges:
+        """Bytes read before a later write in the emulated order."""
+        return self._bytes_where(lambda f: f & READ_BEFORE_WRITE)
+
+    @cached_property
+    def write_first(self) -> ByteRanges:
+        """Bytes whose first access was a write."""
+        return self._bytes_where(lambda f: f & FIRST_WRITE)
 
 
 def _runs(flags: np.ndarray, base: int) -> list[tuple[int, int]]:
@@ -232,15 +262,15 @@ class Tracer:
 
     def finish(self) -> InstanceTrace:
         """The trace and verdict of everything recorded."""
-        reads, writes, clob, rtw, first, mixed = [], [], [], [], [], []
+        clob, mixed = [], []
+        flags = []
         for alloc, state in self._flags.values():
             s = state[:alloc.size]
-            reads += _runs(s & READ, alloc.base)
-            writes += _runs(s & WRITE, alloc.base)
+            flags.append((alloc.base, s.copy()))  # the tracer may record on after this
             clob += _runs((s & (READ | WRITE)) == (READ | WRITE), alloc.base)
-            rtw += _runs(s & READ_BEFORE_WRITE, alloc.base)
-            first += _runs(s & FIRST_WRITE, alloc.base)
-            mixed += _runs((s & (ATOMIC | PLAIN_WRITE)) == (ATOMIC | PLAIN_WRITE), alloc.base)
+            if self._atomics:
+                mixed += _runs((s & (ATOMIC | PLAIN_WRITE)) == (ATOMIC | PLAIN_WRITE),
+                               alloc.base)
         clobbered = _ordered(clob)
         reasons: list[str] = []
         if clobbered:
@@ -267,5 +297,5 @@ class Tracer:
         if mixed:
             a, _ = mixed[0]
             reasons.append(f"plain store and atomic on the same bytes at 0x{a:x}")
-        return InstanceTrace(_ordered(reads), _ordered(writes), clobbered, _ordered(rtw),
-                             _ordered(first), tuple(records), not reasons, tuple(reasons))
+        return InstanceTrace(clobbered, tuple(records), not reasons, tuple(reasons),
+                             tuple(flags))
