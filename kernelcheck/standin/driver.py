@@ -14,6 +14,8 @@ run: the emulator executes PTX, and launching a kernel from a cubin returns
 Test-only fault switch: ``KERNELCHECK_STANDIN_FAIL_LAUNCH=N[:STEPS]`` makes the ``N``-th launch
 of the process (1-based) stop after ``STEPS`` instruction steps per batch (default 16), its
 writes so far visible, and return ``CUDA_ERROR_LAUNCH_FAILED``, as a launch killed part way.
+With ``N[:STEPS]:sync`` the launch returns success and the error is reported by the next
+``cuStreamSynchronize`` or ``cuCtxSynchronize``, as an asynchronous fault is on a GPU.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ _emulator = None
 _modules: dict[int, object] = {}       # module id -> Program, or the kernel names of a cubin
 _functions: dict[int, tuple[object, str]] = {}
 _launches = 0
+_pending_error = CUDA_SUCCESS           # a deferred injected fault, reported at synchronize
 
 
 def _fail_steps() -> int | None:
@@ -51,7 +54,19 @@ def _fail_steps() -> int | None:
     if not spec:
         return None
     number, _, steps = spec.partition(":")
+    steps = steps.partition(":")[0]
     return int(steps or 16) if int(number) == _launches else None
+
+
+def _fail_at_sync() -> bool:
+    return os.environ.get("KERNELCHECK_STANDIN_FAIL_LAUNCH", "").endswith(":sync")
+
+
+def synchronize() -> int:
+    """Wait for the device: the deferred injected fault, if any, is reported once."""
+    global _pending_error
+    status, _pending_error = _pending_error, CUDA_SUCCESS
+    return status
 
 
 def emulator():
@@ -176,13 +191,18 @@ def launch(function_id: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: in
     program, name = entry
     raw = ctypes.string_at(params, size) if size else b""
     from kernelcheck.emu import MemoryFault
-    global _launches
+    global _launches, _pending_error
     _launches += 1
     try:
         fail = _fail_steps()
         emulator().launch(program, name, grid=(gx, gy, gz), block=(bx, by, bz), params=raw,
                           shared_bytes=shared, step_limit=fail)
-        if fail is not None:
+        if fail is not None and _fail_at_sync():
+            _pending_error = CUDA_ERROR_LAUNCH_FAILED
+            _warn(f"launch of {name}", RuntimeError(
+                f"launch {_launches} failed by KERNELCHECK_STANDIN_FAIL_LAUNCH (reported at "
+                f"the next synchronize)"))
+        elif fail is not None:
             raise RuntimeError(f"launch {_launches} failed by KERNELCHECK_STANDIN_FAIL_LAUNCH")
     except MemoryFault as error:
         _warn(f"launch of {name}", error)

@@ -255,9 +255,21 @@ API(cuCtxGetDevice)(CUdevice *dev)
     return current_ctx ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 }
 
+/* A deferred injected fault (KERNELCHECK_STANDIN_FAIL_LAUNCH=N[:STEPS]:sync) is reported
+ * by the next synchronize; without the switch, Python is not entered. */
+static CUresult synchronize(void)
+{
+    const char *e = getenv("KERNELCHECK_STANDIN_FAIL_LAUNCH");
+    if (!e || !*e)
+        return CUDA_SUCCESS;
+    long long out[1];
+    int n = kc_py_ints("synchronize", out, 1, "()");
+    return n < 1 ? CUDA_SUCCESS : (CUresult)out[0];
+}
+
 API(cuCtxSynchronize)(void)
 {
-    return CUDA_SUCCESS;
+    return synchronize();
 }
 
 /* ------------------------------------------------------------------ modules */
@@ -572,7 +584,7 @@ API(cuStreamDestroy_v2)(CUstream s)
 API(cuStreamSynchronize)(CUstream s)
 {
     (void)s;
-    return CUDA_SUCCESS;
+    return synchronize();
 }
 
 API(cuStreamQuery)(CUstream s)
