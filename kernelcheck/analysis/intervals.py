@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-__all__ = ["IntervalSet"]
+__all__ = ["IntervalSet", "DeferredIntervalSet"]
 
 
 class IntervalSet:
@@ -56,6 +56,19 @@ class IntervalSet:
     def _from_normalized(cls, ranges: tuple[tuple[int, int], ...]) -> IntervalSet:
         result = cls.__new__(cls)
         result.ranges = ranges
+        result._hash = None
+        return result
+
+    @staticmethod
+    def single(start: int, stop: int) -> IntervalSet:
+        """The set of one range ``[start, stop)`` (empty when ``stop <= start``), built
+        without sorting or merging.
+
+        >>> IntervalSet.single(0, 4).ranges
+        ((0, 4),)
+        """
+        result = IntervalSet.__new__(IntervalSet)
+        result.ranges = ((start, stop),) if stop > start else ()
         result._hash = None
         return result
 
@@ -162,3 +175,45 @@ class IntervalSet:
     @classmethod
     def from_json(cls, data: Iterable[Iterable[int]]) -> IntervalSet:
         return cls(tuple(pair) for pair in data)  # type: ignore[misc]
+
+
+_RANGES = IntervalSet.__dict__["ranges"]  # the slot descriptor of the base class
+
+
+class DeferredIntervalSet(IntervalSet):
+    """An :class:`IntervalSet` whose ranges are computed on first use.
+
+    ``compute(*args)`` returns an iterable of half-open ranges (normalized like the
+    constructor's argument); it runs once, the first time anything reads the set, and the
+    object is then an ordinary, complete :class:`IntervalSet` (equal to, and hashing like,
+    one built eagerly from the same ranges). A launch-time verdict uses it for the
+    clobbered set, which recovery reads but the verdict itself does not need.
+
+    Examples
+    --------
+    >>> calls = []
+    >>> s = DeferredIntervalSet(lambda: calls.append(1) or [(8, 12), (0, 4)])
+    >>> calls
+    []
+    >>> s.ranges, s == IntervalSet([(0, 4), (8, 12)]), calls
+    (((0, 4), (8, 12)), True, [1])
+    """
+
+    __slots__ = ("_compute", "_args")
+
+    def __init__(self, compute, *args) -> None:  # noqa: D107 - documented on the class
+        self._compute = compute
+        self._args = args
+        self._hash = None
+
+    @property
+    def ranges(self) -> tuple[tuple[int, int], ...]:  # type: ignore[override]
+        compute = self._compute
+        if compute is not None:
+            _RANGES.__set__(self, IntervalSet(compute(*self._args)).ranges)
+            self._compute = self._args = None
+        return _RANGES.__get__(self, IntervalSet)
+
+    def __reduce__(self):
+        # Pickled and copied as the plain set it stands for (the closure is not needed).
+        return IntervalSet._from_normalized, (self.ranges,)

@@ -10,6 +10,14 @@ Whenever a slot would become anything else (two pieces, empty, invalid, a wrap t
 range), the function gives up and calls the general evaluator, so verdicts, rules and
 clobbered sets are always the general evaluator's (a test checks this on random instances).
 
+The verdict is settled by the first (write, read) pair that may overlap, so the function
+returns there. Its clobbered set covers every pair, as the general evaluator's does: when
+later pairs remain it is a :class:`~kernelcheck.analysis.intervals.DeferredIntervalSet`
+that runs the same slot code over all pairs on first use (recovery reads it; deciding the
+verdict does not), otherwise the one overlapping range. Ranges that are copies of others
+(an identity ``WRAP``, a ``BOUND`` on one side, ``ITER``) are not copied but aliased, and
+the lattice test of two accesses with the same single affine atom is decided in closed form.
+
 The compiled function is built once per LaunchCheck and cached on it.
 """
 
@@ -17,7 +25,7 @@ from __future__ import annotations
 
 import struct
 
-from kernelcheck.analysis.intervals import IntervalSet
+from kernelcheck.analysis.intervals import DeferredIntervalSet, IntervalSet
 from kernelcheck.launch.check import ATOMIC_BAD, LaunchCheck
 
 __all__ = ["compile_check", "compiled_source"]
@@ -93,6 +101,16 @@ def _neq(lo, hi, clo, chi):
     if lo > hi or lo < clo < hi:
         raise _Fallback  # empty, or split in two
     return lo, hi
+
+
+def _lattice_sym(d, c, w, lo, hi):
+    """``lattice_may_overlap(d, ((c, l, h), (-c, l, h)), lo, hi)`` with ``w = h - l``:
+    whether ``lo <= d + c*t <= hi`` for some integer ``t`` in ``[-w, w]``."""
+    if c == 0:
+        return lo <= d <= hi
+    if c < 0:
+        c = -c
+    return max(-w, -((d - lo) // c)) <= min(w, (hi - d) // c)
 
 
 def _tripmax(xlo, xhi, slo, shi, blo, bhi, bits, signed, mode):
@@ -173,11 +191,13 @@ def compiled_source(check: LaunchCheck) -> str | None:
     point: dict[int, str] = {}  # slot -> expression of its single value
     consts: dict[int, int] = {}  # slot -> compile-time constant
 
+    alias: dict[int, tuple[str, str]] = {}  # slot -> the names of an equal range
+
     def lo(k):
-        return point.get(k) or f"l{k}"
+        return point.get(k) or alias.get(k, (f"l{k}",))[0]
 
     def hi(k):
-        return point.get(k) or f"h{k}"
+        return point.get(k) or alias.get(k, ("", f"h{k}"))[1]
 
     def op_of(k):
         return check.program[k][0]
@@ -213,15 +233,15 @@ def compiled_source(check: LaunchCheck) -> str | None:
             elif a in consts or b in consts:
                 f, x = (consts[a], b) if a in consts else (consts[b], a)
                 if f >= 0:
-                    emit(f"    l{k}, h{k} = {f} * l{x}, {f} * h{x}")
+                    emit(f"    l{k}, h{k} = {f} * {lo(x)}, {f} * {hi(x)}")
                 else:
-                    emit(f"    l{k}, h{k} = {f} * h{x}, {f} * l{x}")
+                    emit(f"    l{k}, h{k} = {f} * {hi(x)}, {f} * {lo(x)}")
             elif a in point or b in point:
                 f, x = (point[a], b) if a in point else (point[b], a)
-                emit(f"    l{k}, h{k} = ({f} * l{x}, {f} * h{x}) if {f} >= 0 else "
-                     f"({f} * h{x}, {f} * l{x})")
+                emit(f"    l{k}, h{k} = ({f} * {lo(x)}, {f} * {hi(x)}) if {f} >= 0 else "
+                     f"({f} * {hi(x)}, {f} * {lo(x)})")
             else:
-                emit(f"    l{k}, h{k} = _mul(l{a}, h{a}, l{b}, h{b})")
+                emit(f"    l{k}, h{k} = _mul({lo(a)}, {hi(a)}, {lo(b)}, {hi(b)})")
         elif op == 7:
             lo_r = -(1 << (b - 1)) if c else 0
             hi_r = lo_r + (1 << b) - 1
@@ -236,10 +256,9 @@ def compiled_source(check: LaunchCheck) -> str | None:
                          f"({x} - {lo_r}) % {1 << b} + {lo_r}")
                 point[k] = f"v{k}"
             else:
-                emit(f"    if l{a} < {lo_r} or h{a} > {hi_r}:")
+                emit(f"    if {lo(a)} < {lo_r} or {hi(a)} > {hi_r}:")
                 emit("        raise _Fallback")
-                point_alias = f"l{a}", f"h{a}"
-                emit(f"    l{k}, h{k} = {point_alias[0]}, {point_alias[1]}")
+                alias[k] = lo(a), hi(a)  # the identity: no copy
         elif op in (8, 9):
             f = "min" if op == 8 else "max"
             if a in point and b in point:
@@ -259,7 +278,7 @@ def compiled_source(check: LaunchCheck) -> str | None:
                 emit(f"    v{k} = {point[a]} >> {b}")
                 point[k] = f"v{k}"
             else:
-                emit(f"    l{k}, h{k} = l{a} >> {b}, h{a} >> {b}")
+                emit(f"    l{k}, h{k} = {lo(a)} >> {b}, {hi(a)} >> {b}")
         elif op == 17:
             new_lo, new_hi = lo(a), hi(a)
             if b >= 0:
@@ -270,14 +289,11 @@ def compiled_source(check: LaunchCheck) -> str | None:
                 new_hi = f"h{k}"
             emit(f"    if {new_lo} > {new_hi}:")
             emit("        raise _Fallback")
-            if new_lo != f"l{k}":
-                emit(f"    l{k} = {new_lo}")
-            if new_hi != f"h{k}":
-                emit(f"    h{k} = {new_hi}")
+            alias[k] = new_lo, new_hi
         elif op == 18:
             if a < 0:
                 return None  # unbounded iteration count: never a single finite range
-            emit(f"    l{k}, h{k} = {lo(a)}, {hi(a)}")
+            alias[k] = lo(a), hi(a)
         elif op == 19:
             emit(f"    l{k}, h{k} = _tripmax({lo(a)}, {hi(a)}, {lo(b)}, {hi(b)}, {lo(c)}, "
                  f"{hi(c)}, {d & 0xFF}, {bool((d >> 8) & 1)}, {d >> 9})")
@@ -289,21 +305,38 @@ def compiled_source(check: LaunchCheck) -> str | None:
         # The general evaluator stops at the first non-idempotent atomic that may run.
         slot = check.accesses[bad].addr_slot
         emit(f"    return _atomic({lo(slot)}, {hi(slot)} + {check.accesses[bad].width})")
-        return _wrap_body(lines)
-    emit("    hits = None")
-    for w, r in check.pairs:
-        aw, ar = check.accesses[w], check.accesses[r]
-        ws, we = lo(aw.addr_slot), f"{hi(aw.addr_slot)} + {aw.width}"
-        rs, re_ = lo(ar.addr_slot), f"{hi(ar.addr_slot)} + {ar.width}"
+        return _wrap_body(lines) + _NO_HITS
+    # The verdict is settled by the first pair that may overlap: return at once, with the
+    # clobbered set of every pair computed on first use by _all_hits (the same slots, and
+    # the same tests over all pairs). The last pair's hit is the whole clobbered set.
+    slot_lines = list(lines)
+    last = len(check.pairs) - 1
+    for index, (w, r) in enumerate(check.pairs):
+        ws, we, rs, re_, test = _pair_exprs(check, w, r, lo, hi)
         emit(f"    if {ws} < {re_} and {rs} < {we}:")
-        emit(f"        if not {_lattice_expr(check, w, r, lo, hi)}:")
-        emit("            if hits is None:")
-        emit("                hits = []")
-        emit(f"            hits.append(({w}, {r}, max({ws}, {rs}), min({we}, {re_})))")
-    emit("    if hits is None:")
-    emit("        return _IDEMPOTENT")
-    emit("    return _overlap(hits)")
-    return _wrap_body(lines)
+        emit(f"        if not {test}:")
+        if index == last:
+            emit(f"            return _only({index}, max({ws}, {rs}), min({we}, {re_}))")
+        else:
+            emit(f"            return _deferred({index}, params, grid, block)")
+    emit("    return _IDEMPOTENT")
+    hits = ["def _all_hits(params, grid, block):"] + slot_lines + ["    hits = []"]
+    for w, r in check.pairs:
+        ws, we, rs, re_, test = _pair_exprs(check, w, r, lo, hi)
+        hits.append(f"    if {ws} < {re_} and {rs} < {we}:")
+        hits.append(f"        if not {test}:")
+        hits.append(f"            hits.append((max({ws}, {rs}), min({we}, {re_})))")
+    hits.append("    return hits")
+    return _wrap_body(lines) + "\n\n" + "\n".join(hits) + "\n"
+
+
+def _pair_exprs(check: LaunchCheck, w: int, r: int, lo, hi):
+    """Python expressions of a pair: write start and stop, read start and stop, and the
+    lattice test proving the pair's bytes disjoint."""
+    aw, ar = check.accesses[w], check.accesses[r]
+    ws, we = lo(aw.addr_slot), f"{hi(aw.addr_slot)} + {aw.width}"
+    rs, re_ = lo(ar.addr_slot), f"{hi(ar.addr_slot)} + {ar.width}"
+    return ws, we, rs, re_, _lattice_expr(check, w, r, lo, hi)
 
 
 def _wrap_body(lines: list[str]) -> str:
@@ -318,6 +351,7 @@ def _wrap_body(lines: list[str]) -> str:
     return "\n".join(head + ["    " + line for line in lines] + tail) + "\n"
 
 
+_NO_HITS = "\n\ndef _all_hits(params, grid, block):\n    return []\n"
 _FORMATS = {1: "B", 2: "H", 4: "I", 8: "Q"}
 
 
@@ -350,6 +384,20 @@ def _lattice_expr(check: LaunchCheck, w: int, r: int, lo, hi) -> str:
                 if aw.atoms == ar.atoms else "")
     points = [aw.const_slot, ar.const_slot] + [c for a in (aw, ar) for c, _ in a.atoms]
     conds = [f"{lo(p)} == {hi(p)}" for p in dict.fromkeys(points) if lo(p) != hi(p)]
+    if aw.atoms == ar.atoms and len(aw.atoms) == 1:
+        # c*x - c*y with x, y in [l, h]: one term c*t, t in [l - h, h - l] (the merge
+        # lattice_may_overlap makes), decided in closed form by _lattice_sym.
+        (coef, atom), = aw.atoms
+        c = check.program[coef][2] if check.program[coef][0] == 0 else None
+        span, low, high = f"{hi(atom)} - {lo(atom)}", -(aw.width - 1), ar.width - 1
+        if c:
+            # The coefficient is a compile-time constant: _lattice_sym inlined.
+            c = abs(c)
+            call = (f"max(-({span}), -(({diff} - ({low})) // {c})) > "
+                    f"min({span}, ({high} - ({diff})) // {c})")
+        else:
+            call = f"not _lattice_sym({diff}, {lo(coef)}, {span}, {low}, {high})"
+        return "(" + " and ".join(conds + [call]) + ")"
     terms = []
     for sign, acc in ((1, aw), (-1, ar)):
         for coef, atom in acc.atoms:
@@ -389,26 +437,33 @@ def compile_check(check: LaunchCheck):
             "idempotent", "disjoint" if check.pairs else "no_clobber",
             "every written byte range is disjoint from every read range")
 
-        labels = {(w, r): f"{check.accesses[w].label} may overlap {check.accesses[r].label}"
-                  for w, r in check.pairs}
+        labels = [f"{check.accesses[w].label} may overlap {check.accesses[r].label}"
+                  for w, r in check.pairs]
 
-        def overlap(hits):
-            w, r, a, b = hits[0]
-            ranges = IntervalSet._from_normalized(((a, b),)) if len(hits) == 1 else IntervalSet(
-                (a, b) for _, _, a, b in hits)
-            return ev.InstanceVerdict("not_idempotent", "overlap", labels[w, r], ranges)
+        verdict_new = tuple.__new__  # InstanceVerdict(...) without its Python __new__
+        verdict_type = ev.InstanceVerdict
+
+        def only(index, start, stop):
+            return verdict_new(verdict_type, ("not_idempotent", "overlap", labels[index],
+                                              IntervalSet.single(start, stop)))
+
+        def deferred(index, params, grid, block):
+            clobbered = DeferredIntervalSet(namespace["_all_hits"], params, grid, block)
+            return verdict_new(verdict_type, ("not_idempotent", "overlap", labels[index],
+                                              clobbered))
 
         bad = next((a for a in check.accesses if a.kind == ATOMIC_BAD), None)
         atomic_detail = f"non-idempotent atomic {bad.label} may execute" if bad else ""
 
         def atomic(start, stop):
             return ev.InstanceVerdict("not_idempotent", "non_idempotent_atomic",
-                                      atomic_detail, IntervalSet(((start, stop),)))
+                                      atomic_detail, IntervalSet.single(start, stop))
 
         namespace = {"_mul": _mul, "_div": _div, "_rem": _rem, "_and": _and, "_or": _or,
                      "_wrap": _wrap, "_bound": _bound, "_neq": _neq, "_tripmax": _tripmax,
                      "_Fallback": _Fallback, "_IDEMPOTENT": verdict_idem,
-                     "_overlap": overlap, "_lattice": ev.lattice_may_overlap,
+                     "_only": only, "_deferred": deferred,
+                     "_lattice": ev.lattice_may_overlap, "_lattice_sym": _lattice_sym,
                      "_general": general, "_unpack": struct.unpack_from,
                      "_atomic": atomic}
         exec(compile(source, f"<launch check {check.kernel}>", "exec"), namespace)  # noqa: S102

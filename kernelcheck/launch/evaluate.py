@@ -40,6 +40,10 @@ class InstanceVerdict(NamedTuple):
     """The verdict of one instance: ``verdict``, the rule that ``decided_by``, ``detail``
     (words for people), and ``clobbered`` (bytes recovery must save; ``None`` if unknown).
 
+    ``clobbered`` is always a complete set when not ``None``; the compiled evaluator may
+    hand a :class:`~kernelcheck.analysis.intervals.DeferredIntervalSet`, which computes its
+    ranges the first time they are read.
+
     Immutable, hashable and compared by value. A named tuple rather than a frozen
     dataclass: it is built on every launch, and a frozen dataclass costs about four times
     as much to construct (one guarded ``__setattr__`` per field).
@@ -328,9 +332,42 @@ def lattice_may_overlap(d: int, terms, lo: int, hi: int, budget: int = _BUDGET) 
             merged[s][1] += zhi
         else:
             merged[s] = [zlo, zhi]
-    items = sorted(((s, r[0], r[1]) for s, r in merged.items()), reverse=True)
+    if len(merged) == 1:
+        ((s, (zlo, zhi)),) = merged.items()
+        # lo <= d + s*z <= hi for some z in [zlo, zhi] (s > 0): exact, no enumeration.
+        return max(zlo, -((d - lo) // s)) <= min(zhi, (hi - d) // s)
+    items = _fold_multiples(merged)
     state = [budget]
     return _solve(d, items, lo, hi, state)
+
+
+def _fold_multiples(merged: dict) -> list:
+    """The terms, largest coefficient first, with contiguous multiples folded together.
+
+    ``s*x + k*s*y`` with ``x`` in ``[a, b]``, ``y`` in ``[c, e]`` and ``b - a + 1 >= k``
+    takes exactly the values ``s*t`` for ``t`` in ``[a + k*c, b + k*e]``: consecutive values
+    of ``y`` shift ``[a, b]`` by ``k``, and the shifted ranges touch or overlap, so their
+    union has no hole. Folding is therefore exact, and it turns the nested-stride forms
+    of grid-stride and unrolled loops (``8*i + 8*n*k``) into one term.
+    """
+    items = sorted([s, r[0], r[1]] for s, r in merged.items())
+    changed = True
+    while changed and len(items) > 1:
+        changed = False
+        for i, (s, a, b) in enumerate(items):
+            for j in range(len(items)):
+                t = items[j]
+                if j == i or t[0] <= s or t[0] % s:
+                    continue
+                k = t[0] // s
+                if b - a + 1 >= k:
+                    items[i] = [s, a + k * t[1], b + k * t[2]]
+                    del items[j]
+                    changed = True
+                    break
+            if changed:
+                break
+    return sorted((tuple(x) for x in items), reverse=True)
 
 
 def _solve(d, items, lo, hi, state) -> bool:
