@@ -217,13 +217,19 @@ def compiled_source(check: LaunchCheck) -> str | None:
         elif op == 2:
             point[k] = dims[a]
         elif op == 3:
-            emit(f"    l{k}, h{k} = 0, {'31' if a == 6 else dims[a] + ' - 1'}")
+            # Thread and block indices start at 0: the literal, folded where it is used.
+            emit(f"    h{k} = {'31' if a == 6 else dims[a] + ' - 1'}")
+            alias[k] = "0", f"h{k}"
         elif op == 4:
-            emit(f"    l{k}, h{k} = 0, {(1 << a) - 1}")
+            emit(f"    h{k} = {(1 << a) - 1}")
+            alias[k] = "0", f"h{k}"
         elif op == 5:
             if a in point and b in point:
                 emit(f"    v{k} = {point[a]} + {point[b]}")
                 point[k] = f"v{k}"
+            elif lo(a) == "0" or lo(b) == "0":
+                emit(f"    h{k} = {hi(a)} + {hi(b)}")
+                alias[k] = lo(b) if lo(a) == "0" else lo(a), f"h{k}"
             else:
                 emit(f"    l{k}, h{k} = {lo(a)} + {lo(b)}, {hi(a)} + {hi(b)}")
         elif op == 6:
@@ -236,6 +242,15 @@ def compiled_source(check: LaunchCheck) -> str | None:
                     emit(f"    l{k}, h{k} = {f} * {lo(x)}, {f} * {hi(x)}")
                 else:
                     emit(f"    l{k}, h{k} = {f} * {hi(x)}, {f} * {lo(x)}")
+            elif (a in point or b in point) and (point.get(a) in dims or
+                                                 point.get(b) in dims):
+                # A launch dimension: positive here (checked on entry).
+                f, x = (point[a], b) if point.get(a) in dims else (point[b], a)
+                if lo(x) == "0":
+                    emit(f"    h{k} = {f} * {hi(x)}")
+                    alias[k] = "0", f"h{k}"
+                else:
+                    emit(f"    l{k}, h{k} = {f} * {lo(x)}, {f} * {hi(x)}")
             elif a in point or b in point:
                 f, x = (point[a], b) if a in point else (point[b], a)
                 emit(f"    l{k}, h{k} = ({f} * {lo(x)}, {f} * {hi(x)}) if {f} >= 0 else "
@@ -388,7 +403,7 @@ def _lattice_expr(check: LaunchCheck, w: int, r: int, lo, hi) -> str:
         # c*x - c*y with x, y in [l, h]: one term c*t, t in [l - h, h - l] (the merge
         # lattice_may_overlap makes), decided in closed form by _lattice_sym.
         (coef, atom), = aw.atoms
-        c = check.program[coef][2] if check.program[coef][0] == 0 else None
+        c = check.program[coef][3] if check.program[coef][0] == 0 else None
         span, low, high = f"{hi(atom)} - {lo(atom)}", -(aw.width - 1), ar.width - 1
         if c:
             # The coefficient is a compile-time constant: _lattice_sym inlined.
