@@ -833,3 +833,110 @@ enum kc_verdict kc_check_eval_general(const struct kc_check *c, const unsigned c
     *rule = c->n_pairs ? KC_RULE_DISJOINT : KC_RULE_NO_CLOBBER;
     return KC_IDEMPOTENT;
 }
+
+/* ------------------------------------------------------------------ byte ranges */
+void kc_ranges_add(uint64_t (*out)[2], int *n, int max, uint64_t lo, uint64_t hi)
+{
+    if (lo >= hi)
+        return;
+    if (*n == max) {
+        int best = 0;
+        for (int k = 1; k + 1 < *n; k++)
+            if (out[k + 1][0] - out[k][1] < out[best + 1][0] - out[best][1])
+                best = k;
+        out[best][1] = out[best + 1][1];
+        memmove(out + best + 1, out + best + 2, (size_t)(*n - best - 2) * sizeof out[0]);
+        (*n)--;
+    }
+    int at = 0;
+    while (at < *n && out[at][0] < lo)
+        at++;
+    memmove(out + at + 1, out + at, (size_t)(*n - at) * sizeof out[0]);
+    out[at][0] = lo, out[at][1] = hi;
+    (*n)++;
+    int m = 0; /* merge touching or overlapping neighbours */
+    for (int k = 1; k < *n; k++) {
+        if (out[k][0] <= out[m][1]) {
+            if (out[k][1] > out[m][1])
+                out[m][1] = out[k][1];
+        } else {
+            m++;
+            out[m][0] = out[k][0], out[m][1] = out[k][1];
+        }
+    }
+    *n = m + 1;
+}
+
+/* Add every piece of s (or of s intersected with t, when t is given); 0 when a piece lies
+ * outside [0, 2**64) (an unbounded or wrapped range: unknown). */
+static int add_pieces(uint64_t (*out)[2], int *n, int max, const struct slot *s,
+                      const struct slot *t)
+{
+    for (int i = 0; i < s->n; i++) {
+        int jn = t ? t->n : 1;
+        for (int j = 0; j < jn; j++) {
+            i128 lo = s->p[i].lo, hi = s->p[i].hi;
+            if (t)
+                lo = max2(lo, t->p[j].lo), hi = min2(hi, t->p[j].hi);
+            if (lo >= hi)
+                continue;
+            if (lo < 0 || hi > ((i128)1 << 64))
+                return 0;
+            kc_ranges_add(out, n, max, (uint64_t)lo, (uint64_t)hi);
+        }
+    }
+    return 1;
+}
+
+static int kind_in(int64_t kind, enum kc_range_set which)
+{
+    if (which == KC_RANGES_READS)
+        return kind != 1;  /* loads and atomics (which read) */
+    return kind != 0;      /* KC_RANGES_WRITES: stores and atomics */
+}
+
+int kc_check_ranges(const struct kc_check *c, const unsigned char *params, size_t psize,
+                    const uint32_t grid[3], const uint32_t block[3],
+                    kc_alloc_lookup_fn lookup, enum kc_range_set which,
+                    uint64_t (*out)[2], int max)
+{
+    if (c->not_proven || max < 2)
+        return -1;
+    if (!grid[0] || !grid[1] || !grid[2] || !block[0] || !block[1] || !block[2])
+        return 0;
+    struct scratch *sc = scratch_for(c->n_program, c->n_accesses);
+    if (!sc)
+        return -1;
+    struct slot *v = sc->slots, *sets = sc->sets;
+    if (!run_program(c, v, params, psize, grid, block))
+        return -1;
+    int n = 0;
+    for (uint32_t k = 0; k < c->n_accesses; k++) {
+        sets[k].n = -2;
+        const struct kc_access *a = &c->accesses[k];
+        int wanted = which == KC_RANGES_CLOBBERED ? a->kind == 3 : kind_in(a->kind, which);
+        if (!wanted || v[a->addr_slot].n == 0)
+            continue;
+        byte_set(c, k, v, params, psize, lookup, &sets[k]);
+        if (sets[k].n < 0 || !add_pieces(out, &n, max, &sets[k], NULL))
+            return -1;
+    }
+    if (which != KC_RANGES_CLOBBERED)
+        return n;
+    for (uint32_t k = 0; k < c->n_pairs; k++) {
+        int32_t w = c->pairs[k][0], r = c->pairs[k][1];
+        if (sets[w].n == -2)
+            byte_set(c, (uint32_t)w, v, params, psize, lookup, &sets[w]);
+        if (sets[r].n == -2)
+            byte_set(c, (uint32_t)r, v, params, psize, lookup, &sets[r]);
+        if (sets[w].n == 0 || sets[r].n == 0)
+            continue;
+        if (sets[w].n < 0 || sets[r].n < 0)
+            return -1;
+        if (!intersects(&sets[w], &sets[r]) || lattice_disjoint(c, w, r, v))
+            continue;
+        if (!add_pieces(out, &n, max, &sets[w], &sets[r]))
+            return -1;
+    }
+    return n;
+}

@@ -63,6 +63,25 @@ enum kc_verdict kc_check_eval_general(const struct kc_check *check, const unsign
                                       const uint32_t block[3], kc_alloc_lookup_fn lookup,
                                       enum kc_rule *rule);
 
+/* The byte ranges of one instance, for recovery: the clobbered set (every byte a
+ * non-idempotent atomic may touch, and the intersection of every (write, read) pair's byte
+ * sets that the lattice test does not separate: a superset of the bytes both read and
+ * written), or every byte the instance may write, or read. */
+enum kc_range_set { KC_RANGES_CLOBBERED = 0, KC_RANGES_WRITES, KC_RANGES_READS };
+
+/* Store at most max (>= 2) half-open [lo, hi) ranges, sorted and disjoint, in out; more
+ * pieces are joined into hulls (a superset). Returns how many, or -1 when some byte range
+ * is unknown (an indirect access outside the allocation table, a range that may wrap or is
+ * unbounded, a check marked not proven). Same arithmetic as kc_check_eval_general. */
+int kc_check_ranges(const struct kc_check *check, const unsigned char *params,
+                    size_t param_size, const uint32_t grid[3], const uint32_t block[3],
+                    kc_alloc_lookup_fn lookup, enum kc_range_set which, uint64_t (*out)[2],
+                    int max);
+
+/* Add [lo, hi) to the sorted, disjoint list out[0..*n) (max >= 2 entries); when max are
+ * held, the two closest neighbours are first joined into their hull (a superset). */
+void kc_ranges_add(uint64_t (*out)[2], int *n, int max, uint64_t lo, uint64_t hi);
+
 /* check_fast.c: a check compiled into instructions over single 64-bit ranges. NULL when the
  * check has no fast form. kc_fast_eval needs positive dimensions; it returns the verdict
  * (storing the rule), or -1 when the general evaluator must decide this launch. */
