@@ -30,10 +30,10 @@ __all__ = ["ShimBuildError", "SHIM_SOURCES", "STANDIN_SOURCES", "find_compiler",
 SHIM_SOURCES = ("interpose.c", "hooks.c", "registry.c", "check.c", "check_fast.c",
                 "check_probe.c", "alloc_table.c",
                 "cache_read.c", "spool.c", "log.c", "image.c", "testing.c",
-                "control.c")
+                "control.c", "recover.c", "recover_plan.c")
 #: Sources of the stand-in libcuda.so.1.
 STANDIN_SOURCES = ("standin/driver.c", "standin/pybridge.c", "image.c")
-_HEADERS = ("cuda_types.h", "entrypoints.h", "shim.h", "check.h", "image.h",
+_HEADERS = ("cuda_types.h", "entrypoints.h", "shim.h", "check.h", "image.h", "recover.h",
             "standin/pybridge.h")
 _CFLAGS = ("-O2", "-g", "-Wall", "-Wextra", "-fPIC", "-shared", "-fvisibility=hidden",
            "-pthread")

@@ -9,7 +9,10 @@
  * Versions are those of the CUDA driver's own table (cuda.h / cudaTypedefs.h): the _v2
  * allocation calls arrived in 3.2, the library API in 12.0, cuLaunchKernelEx in 11.6, the
  * stream-ordered allocator in 11.2, cuGetProcAddress in 11.3 (without the symbol status)
- * and its _v2 in 12.0. */
+ * and its _v2 in 12.0; cuStreamSynchronize and cuCtxSynchronize are as old as the driver
+ * API (2.0), the per-thread stream variant of the former from 7.0. A function without
+ * parameters is written with empty lists, (), which interpose.c joins to the real
+ * function's pointer without a trailing comma. */
 #ifndef KC_ENTRYPOINTS_H
 #define KC_ENTRYPOINTS_H
 
@@ -81,6 +84,11 @@
     X(cuGraphLaunch, "cuGraphLaunch", 10000, 0, GraphLaunch, (CUgraphExec g, CUstream s), \
       (g, s)) \
     X(cuGraphLaunch_ptsz, "cuGraphLaunch", 10000, 1, GraphLaunch, \
-      (CUgraphExec g, CUstream s), (g, s))
+      (CUgraphExec g, CUstream s), (g, s)) \
+    X(cuStreamSynchronize, "cuStreamSynchronize", 2000, 0, StreamSynchronize, (CUstream s), \
+      (s)) \
+    X(cuStreamSynchronize_ptsz, "cuStreamSynchronize", 7000, 1, StreamSynchronize, \
+      (CUstream s), (s)) \
+    X(cuCtxSynchronize, "cuCtxSynchronize", 2000, 0, CtxSynchronize, (), ())
 
 #endif

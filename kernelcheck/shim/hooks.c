@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "recover.h"
 #include "shim.h"
 
 #define PARAM_STACK 4096
@@ -50,9 +51,13 @@ static void count(struct kc_kernel *k, enum kc_verdict v, enum kc_rule rule)
     atomic_fetch_add_explicit(&k->rules[rule], 1, memory_order_relaxed);
 }
 
+/* Decide one launch; *d receives the verdict and the parameter bytes (packed into local,
+ * PARAM_STACK bytes of the caller's, or the launch's own buffer) for recovery. */
 static void on_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                      unsigned by, unsigned bz, void **params, void **extra)
+                      unsigned by, unsigned bz, void **params, void **extra,
+                      unsigned char *local, struct kc_decided *d)
 {
+    memset(d, 0, sizeof *d);
     if (kc_cfg.disabled)
         return;
     const uint32_t grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
@@ -65,6 +70,7 @@ static void on_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsig
                             KC_RULE_UNKNOWN_FUNCTION);
         if (atomic_load_explicit(&kc_scope_active, memory_order_relaxed))
             kc_scope_record(k, grid, block, NULL, 0, KC_NOT_PROVEN, KC_RULE_UNKNOWN_FUNCTION);
+        d->k = k, d->v = KC_NOT_PROVEN, d->rule = KC_RULE_UNKNOWN_FUNCTION;
         return;
     }
     struct kc_loaded *ld = atomic_load_explicit(&k->loaded, memory_order_acquire);
@@ -76,7 +82,6 @@ static void on_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsig
     }
     enum kc_rule rule = KC_RULE_NO_ANALYSIS;
     enum kc_verdict v = KC_NOT_PROVEN;
-    unsigned char local[PARAM_STACK];
     const unsigned char *buf = NULL;
     size_t size = 0;
     if (ld) {
@@ -135,6 +140,9 @@ static void on_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsig
         kc_log_instance(k->name, grid, block, buf, buf ? size : 0, v, rule);
     if (atomic_load_explicit(&kc_scope_active, memory_order_relaxed))
         kc_scope_record(k, grid, block, buf, buf ? size : 0, v, rule);
+    d->k = k, d->ld = ld, d->v = v, d->rule = rule;
+    if (buf && ld && size >= ld->param_size)
+        d->buf = buf, d->size = size;
 }
 
 /* ------------------------------------------------------------------ module loading */
@@ -234,8 +242,14 @@ CUresult kc_hook_LaunchKernel(__typeof__(&cuLaunchKernel) real, CUfunction f, un
                               unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                               unsigned shmem, CUstream s, void **params, void **extra)
 {
-    on_launch(f, gx, gy, gz, bx, by, bz, params, extra);
-    return real(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
+    unsigned char local[PARAM_STACK];
+    struct kc_decided d;
+    on_launch(f, gx, gy, gz, bx, by, bz, params, extra, local, &d);
+    if (!kc_recover_enabled())
+        return real(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
+    const struct kc_launch l = {KC_FORM_KERNEL, (void *)real, f, {gx, gy, gz}, {bx, by, bz},
+                                shmem, s, params, extra, NULL};
+    return kc_recover_launch(&l, &d);
 }
 
 CUresult kc_hook_LaunchKernelEx(__typeof__(&cuLaunchKernelEx) real, const CUlaunchConfig *c,
@@ -243,10 +257,19 @@ CUresult kc_hook_LaunchKernelEx(__typeof__(&cuLaunchKernelEx) real, const CUlaun
 {
     /* Attributes (clusters, cooperative, priority, ...) change scheduling, not which
      * threads run or what they access: the instance is the grid and block below. */
-    if (c)
-        on_launch(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY,
-                  c->blockDimZ, params, extra);
-    return real(c, f, params, extra);
+    unsigned char local[PARAM_STACK];
+    struct kc_decided d;
+    if (!c)
+        return real(c, f, params, extra);
+    on_launch(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY,
+              c->blockDimZ, params, extra, local, &d);
+    if (!kc_recover_enabled())
+        return real(c, f, params, extra);
+    const struct kc_launch l = {KC_FORM_EX, (void *)real, f,
+                                {c->gridDimX, c->gridDimY, c->gridDimZ},
+                                {c->blockDimX, c->blockDimY, c->blockDimZ}, c->sharedMemBytes,
+                                c->hStream, params, extra, c};
+    return kc_recover_launch(&l, &d);
 }
 
 CUresult kc_hook_LaunchCooperative(__typeof__(&cuLaunchCooperativeKernel) real, CUfunction f,
@@ -254,14 +277,35 @@ CUresult kc_hook_LaunchCooperative(__typeof__(&cuLaunchCooperativeKernel) real, 
                                    unsigned by, unsigned bz, unsigned shmem, CUstream s,
                                    void **params)
 {
-    on_launch(f, gx, gy, gz, bx, by, bz, params, NULL);
-    return real(f, gx, gy, gz, bx, by, bz, shmem, s, params);
+    unsigned char local[PARAM_STACK];
+    struct kc_decided d;
+    on_launch(f, gx, gy, gz, bx, by, bz, params, NULL, local, &d);
+    if (!kc_recover_enabled())
+        return real(f, gx, gy, gz, bx, by, bz, shmem, s, params);
+    const struct kc_launch l = {KC_FORM_COOP, (void *)real, f, {gx, gy, gz}, {bx, by, bz},
+                                shmem, s, params, NULL, NULL};
+    return kc_recover_launch(&l, &d);
 }
 
 CUresult kc_hook_GraphLaunch(__typeof__(&cuGraphLaunch) real, CUgraphExec g, CUstream s)
 {
     atomic_fetch_add_explicit(&kc_graph_launches, 1, memory_order_relaxed);
     return real(g, s);
+}
+
+/* ------------------------------------------------------------------ synchronization */
+/* Under recovery, a successful synchronize closes the stream's window of launches and an
+ * error reported there is recovered by replaying it (recover.c). */
+CUresult kc_hook_StreamSynchronize(__typeof__(&cuStreamSynchronize) real, CUstream s)
+{
+    CUresult r = real(s);
+    return kc_recover_enabled() ? kc_recover_synchronized(r, s, 0) : r;
+}
+
+CUresult kc_hook_CtxSynchronize(__typeof__(&cuCtxSynchronize) real)
+{
+    CUresult r = real();
+    return kc_recover_enabled() ? kc_recover_synchronized(r, NULL, 1) : r;
 }
 
 /* ------------------------------------------------------------------ allocations */

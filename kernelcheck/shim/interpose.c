@@ -181,14 +181,19 @@ CUresult kc_hook_GetProcAddress_v2(__typeof__(&cuGetProcAddress_v2) real, const 
 
 /* ------------------------------------------------------------------ generated hooks */
 #define KC_STRIP(...) __VA_ARGS__
+/* first, then the items of list: (a, b) -> first, a, b; () -> first (__VA_OPT__, GCC 8 and
+ * Clang 12 on; KC_CALL expands the list first, so it is empty, not merely empty-looking) */
+#define KC_CALL(m, ...) m(__VA_ARGS__)
+#define KC_JOIN_(first, ...) first __VA_OPT__(,) __VA_ARGS__
+#define KC_JOIN(first, list) KC_CALL(KC_JOIN_, first, KC_STRIP list)
 #define KC_HOOK(exp, req, ver, ptsz, hook, params, args)                                  \
-    CUresult kc_hook_##hook(__typeof__(&exp) real, KC_STRIP params);                       \
+    CUresult kc_hook_##hook(KC_JOIN(__typeof__(&exp) real, params));                       \
     KC_EXPORT CUresult exp params                                                          \
     {                                                                                      \
         __typeof__(&exp) real = (__typeof__(&exp))real_of(KC_ID_##exp);                    \
         if (!real)                                                                         \
             return CUDA_ERROR_NOT_INITIALIZED;                                             \
-        return kc_hook_##hook(real, KC_STRIP args);                                        \
+        return kc_hook_##hook(KC_JOIN(real, args));                                        \
     }
 KC_ENTRYPOINTS(KC_HOOK)
 #undef KC_HOOK

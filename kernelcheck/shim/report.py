@@ -3,6 +3,8 @@
 Each process the shim was loaded into writes ``shim-<pid>.json`` at exit (log.c); this
 module merges them per kernel (image hash, architecture, name), adds the kernel class and
 reasons from the analysis cache, and prints the summary ``kernelcheck run`` ends with.
+Under ``kernelcheck run --recover`` each process also writes ``recover-<pid>.json``
+(recover.c): launches, saves and bytes per verdict class, faults, recovered, unrecovered.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["KernelCounts", "RunReport", "read_reports", "format_report"]
+__all__ = ["KernelCounts", "RecoveryCounts", "RunReport", "read_reports", "format_report"]
 
 VERDICTS = ("idempotent", "not_idempotent", "not_proven")
 
@@ -43,13 +45,67 @@ class KernelCounts:
 
 
 @dataclass(frozen=True, slots=True)
+class RecoveryCounts:
+    """What recovery through the shim did, summed over processes.
+
+    ``launches``, ``saved_launches`` and ``saved_bytes`` are by verdict class (tuples in
+    the order of ``VERDICTS``); ``unrecoverable_launches`` ran with no save that makes them
+    re-executable; ``faults`` were detected (at a launch or a synchronize), of which
+    ``recovered`` were replayed successfully and ``unrecovered`` were passed to the program.
+    """
+
+    launches: tuple[int, int, int]
+    saved_launches: tuple[int, int, int]
+    saved_bytes: tuple[int, int, int]
+    unrecoverable_launches: int
+    faults: int
+    recovered: int
+    unrecovered: int
+    replayed_launches: int
+
+    def to_json(self) -> dict:
+        return {"launches": dict(zip(VERDICTS, self.launches, strict=True)),
+                "saved_launches": dict(zip(VERDICTS, self.saved_launches, strict=True)),
+                "saved_bytes": dict(zip(VERDICTS, self.saved_bytes, strict=True)),
+                "unrecoverable_launches": self.unrecoverable_launches,
+                "faults": self.faults, "recovered": self.recovered,
+                "unrecovered": self.unrecovered, "replayed_launches": self.replayed_launches}
+
+
+_PER_CLASS = ("launches", "saved_launches", "saved_bytes")
+_TOTALS = ("unrecoverable_launches", "faults", "recovered", "unrecovered", "replayed_launches")
+
+
+def _read_recovery(directory: Path, warnings: list[str]) -> RecoveryCounts | None:
+    sums: dict[str, list[int]] = {key: [0, 0, 0] for key in _PER_CLASS}
+    totals = dict.fromkeys(_TOTALS, 0)
+    found = False
+    for path in sorted(Path(directory).glob("recover-*.json")):
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            warnings.append(f"unreadable recovery report {path.name}")
+            continue
+        found = True
+        for key in _PER_CLASS:
+            for k, verdict in enumerate(VERDICTS):
+                sums[key][k] += int(data.get(key, {}).get(verdict, 0))
+        for key in _TOTALS:
+            totals[key] += int(data.get(key, 0))
+    if not found:
+        return None
+    return RecoveryCounts(*(tuple(sums[key]) for key in _PER_CLASS), **totals)
+
+
+@dataclass(frozen=True, slots=True)
 class RunReport:
-    """The merged report of one ``kernelcheck run``."""
+    """The merged report of one ``kernelcheck run`` (``recovery``: under ``--recover``)."""
 
     kernels: tuple[KernelCounts, ...]
     graph_launches: int
     warnings: tuple[str, ...]
     processes: int
+    recovery: RecoveryCounts | None = None
 
     def total(self, verdict: str) -> int:
         return sum(getattr(k, verdict) for k in self.kernels)
@@ -60,7 +116,8 @@ class RunReport:
                 **{v: self.total(v) for v in VERDICTS},
                 "graph_launches_not_validated": self.graph_launches,
                 "kernels": [k.to_json() for k in self.kernels],
-                "warnings": list(self.warnings)}
+                "warnings": list(self.warnings),
+                **({"recovery": self.recovery.to_json()} if self.recovery else {})}
 
 
 def read_reports(directory: Path, cache=None) -> RunReport:
@@ -100,7 +157,8 @@ def read_reports(directory: Path, cache=None) -> RunReport:
                                     entry["not_idempotent"], entry["not_proven"],
                                     tuple(sorted(entry["rules"].items())), cls, reasons))
     kernels.sort(key=lambda k: (-k.instances, k.name))
-    return RunReport(tuple(kernels), graph, tuple(warnings), processes)
+    recovery = _read_recovery(directory, warnings)
+    return RunReport(tuple(kernels), graph, tuple(warnings), processes, recovery)
 
 
 def format_report(report: RunReport, width: int = 100) -> str:
@@ -124,6 +182,18 @@ def format_report(report: RunReport, width: int = 100) -> str:
                          f"{k.idempotent:>6} {k.not_idempotent:>8} {k.not_proven:>8}  {rules}")
             for reason in list(dict.fromkeys(k.reasons))[:2]:
                 lines.append(f"  {'':<{name_w}}   {reason[:width]}")
+    if report.recovery is not None:
+        lines += _format_recovery(report.recovery)
     for w in report.warnings:
         lines.append(f"kernelcheck: warning: {w}")
     return "\n".join(lines)
+
+
+def _format_recovery(r: RecoveryCounts) -> list[str]:
+    saved = ", ".join(f"{v.replace('_', ' ')} {n} launches / {b} bytes"
+                      for v, n, b in zip(VERDICTS, r.saved_launches, r.saved_bytes,
+                                         strict=True))
+    return [f"kernelcheck: recovery: {sum(r.launches)} launches, saved before launch: "
+            f"{saved}; {r.unrecoverable_launches} not made re-executable",
+            f"kernelcheck: recovery: {r.faults} faults detected, {r.recovered} recovered "
+            f"({r.replayed_launches} launches replayed), {r.unrecovered} unrecovered"]
