@@ -1,0 +1,298 @@
+"""Lift a SASS function into the PTX form of the Kernel IR, for the idempotency analysis.
+
+The symbolic analysis (:mod:`kernelcheck.analysis.symbolic`) reads PTX-style instructions:
+lower-case opcodes, typed modifiers, one virtual register per value. :func:`lift_function`
+rewrites each SASS instruction into such instructions over virtual registers, so one
+analysis serves both front ends and nothing in :mod:`kernelcheck.analysis` knows SASS.
+
+Registers. ``R7`` becomes ``%r7`` (``.b32``), ``UR7`` ``%ur7``, ``P1`` ``%p1`` and ``UP1``
+``%up1`` (``.pred``); ``RZ``/``URZ`` read as 0 and ``PT`` as true. A 64-bit value in the
+aligned pair ``R2:R3`` lives in ``%rd2`` (``.b64``); other 64-bit values get temporaries.
+
+Pairs of 32-bit halves. SASS computes 64-bit addresses in 32-bit halves: ``IMAD.WIDE``
+writes a pair, ``IADD3``/``IADD3.X`` and ``LEA``/``LEA.HI.X`` carry chains add the halves,
+``SHF.R.S32.HI Rx, RZ, 0x1f, Ry`` makes the sign word of ``Ry``. The lifter follows, per
+program point, what each 32-bit register is known to hold (:class:`~kernelcheck.sass.
+lift_state.LiftState`, a forward must-analysis over the blocks: a fact holds at a block
+entry only if it holds at the end of every predecessor), and reads a pair as one 64-bit
+term where the facts allow: the halves of one 64-bit register, a sign-extended or
+zero-extended 32-bit value, or a 64-bit parameter read in two halves. Otherwise the pair is
+read as ``lo + 2**32 * hi`` of its unsigned halves, which is exact but loses the structure
+(base pointers) the analysis needs; never a guess.
+
+Soundness. Every SASS instruction the rules of :mod:`kernelcheck.sass.lift_rules` do not
+translate exactly defines its destinations as opaque values (loaded-from-memory when it
+loads), and every instruction that may write memory and is not modelled becomes an
+instruction with ``known=False``, which makes the analysis answer ``not_proven``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kernelcheck.ir.nodes import (
+    Function,
+    Guard,
+    Immediate,
+    Instruction,
+    Label,
+    Module,
+    Register,
+    RegisterDecl,
+    SourcePos,
+    Symbol,
+)
+from kernelcheck.sass.lift_state import LiftState, block_successors, is_predicate
+from kernelcheck.sass.params import param_cbank
+
+__all__ = ["LiftedFunction", "lift_function", "lift_module", "lift_kernel"]
+
+_MAX_PASSES = 32
+
+
+@dataclass(frozen=True)
+class LiftedFunction:
+    """A lifted kernel: the PTX-form function and, per lifted instruction, the index of
+    the SASS instruction it came from (``origin[k]`` for ``function.instructions[k]``)."""
+
+    function: Function
+    origin: tuple[int, ...]
+
+
+class Lifter:
+    """Emits the PTX form of one SASS function; the rules call its helpers."""
+
+    def __init__(self, sass: Function, module: Module | None = None):
+        self.sass = sass
+        self.module = module
+        self.cbank = param_cbank(sass)
+        self.types: dict[str, str] = {}
+        self.out: list = []
+        self.origin: list[int] = []
+        self.state = LiftState()
+        self.current: Instruction | None = None
+        self.guard: Guard | None = None
+        self.serial = 0
+        self.by_label = {}
+        for block in sass.blocks:
+            for label in block.labels:
+                self.by_label[label] = block
+
+    # ------------------------------------------------------------------ registers
+    def reg(self, name: str) -> Register:
+        """The virtual register of the SASS register ``name`` (not RZ/PT)."""
+        if name.startswith("UP"):
+            virtual, kind = f"%up{name[2:]}", "pred"
+        elif name.startswith("UR"):
+            virtual, kind = f"%ur{name[2:]}", "b32"
+        elif name.startswith("P"):
+            virtual, kind = f"%p{name[1:]}", "pred"
+        elif name.startswith("R"):
+            virtual, kind = f"%r{name[1:]}", "b32"
+        else:
+            virtual, kind = f"%x_{name}", "b32"
+        self.types[virtual] = kind
+        return Register(virtual)
+
+    def pair_reg(self, lo: str) -> Register | None:
+        """The 64-bit register of the aligned pair starting at ``lo`` (``R2`` → ``%rd2``)."""
+        prefix = "UR" if lo.startswith("UR") else "R" if lo.startswith("R") else None
+        if prefix is None or not lo[len(prefix):].isdigit() or int(lo[len(prefix):]) % 2:
+            return None
+        name = f"%{prefix.lower()}d{lo[len(prefix):]}"
+        self.types[name] = "b64"
+        return Register(name)
+
+    def tmp(self, kind: str = "b32") -> Register:
+        """A fresh temporary (names are stable across the passes of the fixpoint)."""
+        self.serial += 1
+        letter = {"b32": "s", "b64": "t", "pred": "q"}[kind]
+        index = self.current.index if self.current is not None else 0
+        name = f"%{letter}{index}_{self.serial}"
+        self.types[name] = kind
+        return Register(name)
+
+    # ------------------------------------------------------------------ emission
+    def emit(self, opcode: str, modifiers: tuple[str, ...] = (), operands: tuple = (),
+             guard: Guard | None | bool = True, known: bool = True) -> None:
+        """Append one PTX-form instruction; ``guard=True`` uses the SASS guard."""
+        if guard is True:
+            guard = self.guard
+        self.out.append(Instruction(opcode, modifiers, tuple(operands), guard or None,
+                                    None, -1, known,
+                                    self.current.pos if self.current is not None else None))
+        self.origin.append(self.current.index if self.current is not None else -1)
+
+    def unknown(self, why: str = "") -> None:
+        """An instruction the analysis must treat as unmodelled (``known=False``)."""
+        instr = self.current
+        mods = tuple(m.lower() for m in instr.modifiers)
+        self.emit("sass", (instr.opcode.lower(),) + mods, (), guard=True, known=False)
+
+    # ------------------------------------------------------------------ lifting
+    def lift(self) -> LiftedFunction:
+        blocks = self.sass.blocks
+        successors = block_successors(self.sass)
+        preds: dict[int, list[int]] = {b.index: [] for b in blocks}
+        for source, targets in successors.items():
+            for target in targets:
+                preds[target].append(source)
+        entry_states: dict[int, LiftState | None] = {b.index: None for b in blocks}
+        if blocks:
+            entry_states[blocks[0].index] = LiftState()
+        outs: dict[int, LiftState] = {}
+        # Forward must-analysis of the facts: iterate to a fixpoint (facts only shrink
+        # once every block has been reached), then emit with the stable entry states.
+        for _ in range(_MAX_PASSES):
+            changed = False
+            for block in blocks:
+                incoming = [outs[p] for p in preds[block.index] if p in outs]
+                if block.index == blocks[0].index:
+                    state = LiftState()
+                elif incoming:
+                    state = LiftState.meet(incoming)
+                else:
+                    state = None
+                if state is None:
+                    continue
+                if entry_states[block.index] is not None and block.index in outs and (
+                        entry_states[block.index] == state):
+                    continue
+                entry_states[block.index] = state
+                out = self._lift_block(block, state.copy(), emit=False)
+                if outs.get(block.index) != out:
+                    outs[block.index] = out
+                    changed = True
+            if not changed:
+                break
+        else:
+            entry_states = {b.index: LiftState() for b in blocks}
+        self.out, self.origin = [], []
+        body: list = []
+        for block in blocks:
+            for label in block.labels:
+                body.append(("label", label))
+            state = entry_states[block.index] or LiftState()
+            start = len(self.out)
+            self._lift_block(block, state.copy(), emit=True)
+            body.extend(("instr", k) for k in range(start, len(self.out)))
+        statements: list = []
+        origin: list[int] = []
+        for kind, value in body:
+            if kind == "label":
+                statements.append(Label(value))
+                continue
+            instr = self.out[value]
+            statements.append(Instruction(instr.opcode, instr.modifiers, instr.operands,
+                                          instr.guard, None, len(origin), instr.known,
+                                          instr.pos))
+            origin.append(self.origin[value])
+        decls = _declarations(self.types)
+        function = Function(self.sass.name, self.sass.kind, self.sass.params,
+                            self.sass.return_params, self.sass.attributes,
+                            self.sass.directives, tuple(decls) + tuple(statements),
+                            self.sass.noreturn, self.sass.pos)
+        return LiftedFunction(function, tuple(origin))
+
+    def _lift_block(self, block, state: LiftState, emit: bool) -> LiftState:
+        from kernelcheck.sass.lift_rules import lift_instruction
+
+        self.state = state
+        saved = len(self.out), len(self.origin)
+        state.pending.clear()
+        for instr in block.instructions:
+            self.current = instr
+            self.serial = 0
+            guard = instr.guard
+            if guard is not None and guard.register in ("PT", "UPT"):
+                if guard.negated:
+                    continue  # @!PT: never executes
+                guard = None
+            self.guard = None if guard is None else Guard(self.reg(guard.register).name,
+                                                          guard.negated)
+            lift_instruction(self, instr)
+        self.current = None
+        if not emit:
+            del self.out[saved[0]:]
+            del self.origin[saved[1]:]
+        return state
+
+    # ------------------------------------------------------------------ labels
+    def label_of(self, operand) -> str | None:
+        return operand.name if type(operand) is Symbol and operand.name in self.by_label \
+            else None
+
+    def block_of_label(self, name: str):
+        return self.by_label.get(name)
+
+
+def _declarations(types: dict[str, str]) -> list[RegisterDecl]:
+    grouped: dict[str, list[str]] = {}
+    for name, kind in types.items():
+        grouped.setdefault(kind, []).append(name)
+    return [RegisterDecl(f".{kind}" if not kind.startswith(".") else kind, tuple(names))
+            for kind, names in sorted(grouped.items())]
+
+
+def lift_kernel(function: Function, module: Module | None = None) -> LiftedFunction:
+    """Lift one SASS function, keeping the SASS origin of every lifted instruction.
+
+    Parameters
+    ----------
+    function : Function
+        A SASS function (upper-case opcodes) with its parameter layout.
+    module : Module, optional
+        The SASS module holding it (for local subroutines).
+
+    Returns
+    -------
+    LiftedFunction
+    """
+    return Lifter(function, module).lift()
+
+
+def lift_function(function: Function, module: Module | None = None) -> Function:
+    """The PTX form of a SASS function (see the module documentation).
+
+    Parameters
+    ----------
+    function : Function
+        A SASS function parsed by :mod:`kernelcheck.sass.function`.
+    module : Module, optional
+        Its module, so local subroutines (``CALL.REL``) can be inspected.
+
+    Returns
+    -------
+    Function
+        The same name, kind, parameters and directives; a body of PTX-style instructions
+        over virtual registers, with the SASS labels kept.
+
+    Examples
+    --------
+    >>> from kernelcheck.binary.nvdisasm import SassFunction, SassInstruction
+    >>> from kernelcheck.ir.nodes import Param
+    >>> from kernelcheck.sass.function import function_from_sass
+    >>> sass = function_from_sass(SassFunction("k", (
+    ...     SassInstruction(0, "S2R R0, SR_TID.X"),
+    ...     SassInstruction(16, "LDC.64 R2, c[0x0][0x210]"),
+    ...     SassInstruction(32, "IMAD.WIDE R2, R0, 0x4, R2"),
+    ...     SassInstruction(48, "STG.E [R2.64], R0"),
+    ...     SassInstruction(64, "EXIT"))),
+    ...     params=(Param("param_0", "b64", 0),),
+    ...     directives=(("EIATTR_PARAM_CBANK", (0, 0x210, 8)),))
+    >>> [i.full_opcode for i in lift_function(sass).instructions
+    ...  if i.opcode in ("ld", "mul", "st")]
+    ['ld.param.u64', 'mul.wide.s32', 'st.global.b32']
+    """
+    return lift_kernel(function, module).function
+
+
+def lift_module(module: Module) -> Module:
+    """A module of the lifted kernels of a SASS module (device functions are left out:
+    calls to them are handled at the call sites)."""
+    items = tuple(lift_function(k, module) for k in module.kernels)
+    return Module(module.version, module.target, module.address_size, items,
+                  module.filename)
+
+
+_ = (Immediate, SourcePos, is_predicate)

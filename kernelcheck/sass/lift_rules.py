@@ -1,0 +1,808 @@
+"""Translation rules of the SASS lifter: integer arithmetic, moves, compares and control.
+
+Each rule emits the PTX form of one SASS instruction through the helpers of
+:mod:`kernelcheck.sass.lift_values`. Semantics follow NVIDIA's "CUDA Binary Utilities"
+instruction-set tables (Volta to Hopper) and the forms nvdisasm of CUDA 12/13 prints:
+
+* ``IMAD a, b, c`` is ``a*b + c`` modulo 2**32; ``.WIDE``/``.WIDE.U32`` the full signed /
+  unsigned 64-bit product plus the 64-bit pair ``c``; ``.HI`` the high word (opaque here).
+* ``IADD3 d, P, Q, a, b, c`` adds three words and writes the carries to ``P``/``Q``;
+  ``IADD3.X`` adds them back in: the two instructions together are one 64-bit sum
+  (:func:`_carry_chain`). ``LEA d, P, a, b, s`` is ``(a << s) + b``, and
+  ``LEA.HI.X[.SX32]`` its high word; together ``(hi:a << s) + b``.
+* ``ISETP.cmp[.U32].{AND,OR}[.EX] Pd, Pq, a, b, Pc[, Pchain]``: ``Pd = (a cmp b) op Pc``,
+  ``Pq = !(a cmp b) op Pc``; ``.EX`` continues a compare of the low words begun by the
+  previous ``ISETP`` into one 64-bit compare.
+* ``LOP3.LUT d, a, b, c, lut``: bit i of d is ``lut[a_i<<2 | b_i<<1 | c_i]``; lifted exactly
+  when it reduces to a move, ``not``, ``and``, ``or`` or ``xor`` of its inputs.
+* ``SEL d, a, b, P`` is ``P ? a : b``; ``IMNMX``/``VIMNMX d, a, b, P`` is ``min`` when ``P``
+  is true (``PT``) and ``max`` when false (``!PT``), unsigned with ``.U32``.
+
+Memory instructions are in :mod:`kernelcheck.sass.lift_memory`. Anything else defines its
+destinations as opaque values.
+"""
+
+from __future__ import annotations
+
+from kernelcheck.ir.nodes import (
+    ConstantRef,
+    Immediate,
+    Instruction,
+    NegatedPredicate,
+    Register,
+    SpecialRegister,
+    Symbol,
+)
+from kernelcheck.ir.operands import defs as _defs
+from kernelcheck.sass.lift_memory import MEMORY_RULES, call, opaque_instruction
+from kernelcheck.sass.lift_state import is_predicate
+from kernelcheck.sass.lift_values import (
+    build64,
+    cbank_offset,
+    const_pred,
+    constant32,
+    is_zero,
+    opaque32,
+    opaque_pred,
+    pair64,
+    plain,
+    src32,
+    src_pred,
+    write32,
+    write64,
+)
+
+__all__ = ["lift_instruction"]
+
+_CMP = {"LT": "lt", "LE": "le", "GT": "gt", "GE": "ge", "EQ": "eq", "NE": "ne"}
+_INVERSE = {"lt": "ge", "ge": "lt", "le": "gt", "gt": "le", "eq": "ne", "ne": "eq"}
+_NOTHING = frozenset({"NOP", "BSSY", "BSYNC", "WARPSYNC", "YIELD", "BAR", "MEMBAR", "FENCE",
+                      "ERRBAR", "CCTL", "CCTLL", "DEPBAR", "LDGDEPBAR", "NANOSLEEP", "BREAK",
+                      "BMOV", "PREEXIT", "ARRIVES", "CGAERRBAR"})
+
+
+def lift_instruction(lifter, instr: Instruction) -> None:
+    """Emit the PTX form of one SASS instruction (see the module documentation)."""
+    op = instr.opcode
+    if op in _NOTHING and not (op in ("BAR", "BMOV") and _defs(instr)):
+        return
+    if not instr.known:
+        opaque_instruction(lifter, instr)
+        return
+    rule = _RULES.get(op) or MEMORY_RULES.get(op)
+    if rule is None:
+        opaque_instruction(lifter, instr)
+        return
+    rule(lifter, instr)
+
+
+def _dest(instr: Instruction, k: int = 0) -> str | None:
+    operand = instr.operands[k] if len(instr.operands) > k else None
+    return operand.name if type(operand) is Register else None
+
+
+def _split_predicates(operands):
+    """Leading destination predicates and the rest (``IADD3 R2, P0, P1, a, b, c``)."""
+    first, rest = operands[0], list(operands[1:])
+    preds = []
+    while rest and type(rest[0]) is Register and is_predicate(rest[0].name):
+        preds.append(rest.pop(0).name)
+    return first, preds, rest
+
+
+def _opaque_preds(lifter, names) -> None:
+    for name in names:
+        if name not in ("PT", "UPT"):
+            opaque_pred(lifter, lifter.reg(name))
+            lifter.state.kill(name)
+
+
+# ---------------------------------------------------------------------------- moves
+
+
+def _mov(lifter, instr):
+    dest = _dest(instr)
+    if dest is None or len(instr.operands) < 2:
+        return opaque_instruction(lifter, instr)
+    if "64" in instr.modifiers:
+        value = pair64(lifter, instr.operands[1])
+        return write64(lifter, dest, _next(dest), value)
+    source = instr.operands[1]
+    value = src32(lifter, source)
+    write32(lifter, dest, lambda r: lifter.emit("mov", ("b32",), (r, value)))
+    _copy_fact(lifter, dest, source)
+
+
+def _copy_fact(lifter, dest: str, source) -> None:
+    """A copied register keeps the facts of its source; a constant-bank read gets one."""
+    if lifter.guard is not None:
+        return
+    source = plain(source)
+    offset = cbank_offset(lifter, source)
+    if offset is not None:
+        lifter.state.tags[dest] = ("cb", offset)
+    elif type(source) is Register and source.name in lifter.state.tags:
+        fact = lifter.state.tags[source.name]
+        if fact[0] in ("v", "cb"):
+            lifter.state.tags[dest] = fact
+
+
+def _next(name: str) -> str:
+    prefix = "UR" if name.startswith("UR") else "R"
+    return f"{prefix}{int(name[len(prefix):]) + 1}"
+
+
+def _s2r(lifter, instr):
+    dest = _dest(instr)
+    value = src32(lifter, instr.operands[1])
+    write32(lifter, dest, lambda r: lifter.emit("mov", ("b32",), (r, value)))
+
+
+def _cs2r(lifter, instr):
+    dest = _dest(instr)
+    source = instr.operands[1] if len(instr.operands) > 1 else None
+    wide = "32" not in instr.modifiers
+    if type(source) is Register and source.name == "SRZ":
+        if wide:
+            return write64(lifter, dest, _next(dest), pair64(lifter, Immediate(0)))
+        return write32(lifter, dest, lambda r: lifter.emit("mov", ("b32",), (r, Immediate(0))))
+    return opaque_instruction(lifter, instr)
+
+
+def _ldc(lifter, instr):
+    dest = _dest(instr)
+    source = instr.operands[1]
+    mods = instr.modifiers
+    if type(source) is not ConstantRef or dest is None:
+        return opaque_instruction(lifter, instr)
+    if "64" in mods:
+        return write64(lifter, dest, _next(dest), pair64(lifter, source))
+    width, signed = 4, False
+    for mod, (w, s) in {"U8": (1, False), "S8": (1, True), "U16": (2, False),
+                        "S16": (2, True)}.items():
+        if mod in mods:
+            width, signed = w, s
+    if any(m not in ("U8", "S8", "U16", "S16", "32") for m in mods):
+        return opaque_instruction(lifter, instr)
+    value = constant32(lifter, source, width, signed)
+    write32(lifter, dest, lambda r: lifter.emit("mov", ("b32",), (r, value)))
+    if width == 4:
+        _copy_fact(lifter, dest, source)
+
+
+# ---------------------------------------------------------------------------- arithmetic
+
+
+def _imad(lifter, instr):
+    mods = instr.modifiers
+    dest, preds, rest = _split_predicates(instr.operands)
+    if type(dest) is not Register or len(rest) < 3:
+        return opaque_instruction(lifter, instr)
+    a, b, c = rest[:3]
+    if "WIDE" in mods:
+        kind = "u32" if "U32" in mods else "s32"
+        x, y = src32(lifter, a), src32(lifter, b)
+        product = lifter.tmp("b64")
+        lifter.emit("mul", ("wide", kind), (product, x, y), guard=False)
+        total = lifter.tmp("b64")
+        lifter.emit("add", ("s64",), (total, product, pair64(lifter, c)), guard=False)
+        _opaque_preds(lifter, preds)
+        return write64(lifter, dest.name, _next(dest.name), total)
+    if "X" in mods:
+        return _carry_high(lifter, instr, dest, [("mul", a, b), c], rest[3:])
+    if "HI" in mods:
+        return opaque_instruction(lifter, instr)
+    _opaque_preds(lifter, preds)
+    if is_zero(a) or is_zero(b):
+        value = src32(lifter, c)
+        write32(lifter, dest.name, lambda r: lifter.emit("mov", ("b32",), (r, value)))
+        return _copy_fact(lifter, dest.name, c)
+    x, y, z = src32(lifter, a), src32(lifter, b), src32(lifter, c)
+    write32(lifter, dest.name, lambda r: lifter.emit("mad", ("lo", "s32"), (r, x, y, z)))
+    if "SHL" in mods and type(plain(b)) is Immediate and is_zero(c) and lifter.guard is None:
+        value = plain(b).value & 0xFFFFFFFF
+        if value and value & (value - 1) == 0 and type(plain(a)) is Register:
+            lifter.state.tags[dest.name] = ("shl", plain(a).name, value.bit_length() - 1)
+
+
+def _iadd3(lifter, instr):
+    dest, preds, rest = _split_predicates(instr.operands)
+    if type(dest) is not Register or len(rest) < 2:
+        return opaque_instruction(lifter, instr)
+    if "X" in instr.modifiers:
+        return _carry_high(lifter, instr, dest, rest[:3], rest[3:])
+    chained = any(p not in ("PT", "UPT") for p in preds) and lifter.guard is None
+    snaps = [_snap(lifter, o) if chained else None for o in rest[:3]]
+    values = [_snap_value(lifter, s) if s is not None else src32(lifter, o)
+              for s, o in zip(snaps, rest[:3], strict=True)]
+
+    def emit(r):
+        if len(values) == 2:
+            lifter.emit("add", ("s32",), (r, values[0], values[1]))
+            return
+        partial = lifter.tmp("b32")
+        lifter.emit("add", ("s32",), (partial, values[0], values[1]), guard=False)
+        lifter.emit("add", ("s32",), (r, partial, values[2]))
+
+    write32(lifter, dest.name, emit)
+    _start_chain(lifter, preds, ("add", tuple(snaps), dest.name))
+
+
+class _Snap:
+    """A low-word operand of a carry chain as it was when the chain began: its value
+    copied into a virtual register, the SASS register it came from, its fact and its
+    negation modifier."""
+
+    __slots__ = ("operand", "value", "name", "fact", "modifier")
+
+    def __init__(self, operand, value, name, fact, modifier):
+        self.operand, self.value, self.name = operand, value, name
+        self.fact, self.modifier = fact, modifier
+
+
+def _snap(lifter, operand) -> _Snap:
+    from kernelcheck.ir.nodes import ModifiedOperand
+
+    modifier = _negation(operand)
+    inner = operand.operand if type(operand) is ModifiedOperand and modifier in (
+        "neg", "inv") else operand
+    inner_p = plain(inner)
+    name, fact, value = None, None, inner
+    if type(inner_p) is Register and not is_zero(inner_p) and not inner_p.name.startswith("%"):
+        name = inner_p.name
+        fact = lifter.state.tags.get(name)
+        value = lifter.tmp("b32")
+        lifter.emit("mov", ("b32",), (value, src32(lifter, inner_p)), guard=False)
+    return _Snap(operand, value, name, fact, modifier)
+
+
+def _snap_value(lifter, snap: _Snap):
+    from kernelcheck.ir.nodes import ModifiedOperand
+
+    if snap.modifier == "neg":
+        return src32(lifter, ModifiedOperand(snap.value, negate=True))
+    if snap.modifier == "inv":
+        return src32(lifter, ModifiedOperand(snap.value, invert=True))
+    if snap.modifier is not None:
+        return src32(lifter, snap.operand)
+    return src32(lifter, snap.value)
+
+
+def _start_chain(lifter, preds, info) -> None:
+    carries = tuple(p for p in preds if p not in ("PT", "UPT"))
+    _opaque_preds(lifter, carries)
+    if not carries or lifter.guard is not None:
+        return
+    depends = [info[-1]]
+    for snap in _snaps_of(info):
+        if snap.name is not None:
+            depends.append(snap.name)
+        if snap.fact and snap.fact[0] == "v":
+            depends.append(snap.fact[1])
+    for k, name in enumerate(carries):
+        lifter.state.pending[name] = ("carry", info, carries, k, tuple(depends))
+
+
+def _snaps_of(info):
+    if info[0] == "add":
+        return info[1]
+    return (info[1], info[2])  # lea: a, b
+
+
+def _carry_inputs(rest) -> tuple[str, ...] | None:
+    """The carry predicates an ``.X`` instruction reads (None when one is unreadable)."""
+    names = []
+    for operand in rest:
+        if type(operand) is NegatedPredicate and operand.register.name in ("PT", "UPT"):
+            continue
+        if type(operand) is Register and is_predicate(operand.name):
+            if operand.name in ("PT", "UPT"):
+                return None  # a constant carry of 1
+            names.append(operand.name)
+            continue
+        return None
+    return tuple(names)
+
+
+def _chain_of(lifter, carries):
+    if not carries:
+        return None
+    found = lifter.state.pending.get(carries[0])
+    if found is None or found[0] != "carry":
+        return None
+    _, info, produced, _, _ = found
+    if tuple(carries) != produced:
+        return None
+    if any(lifter.state.pending.get(p, (None, None))[1] is not info for p in carries):
+        return None
+    return info
+
+
+def _carry_high(lifter, instr, dest: Register, hi_items, rest):
+    """The high word of a 64-bit sum (``IADD3.X``/``IMAD.X``) whose low word began a carry
+    chain: lifted as one 64-bit sum when the chain is recognised, else opaque."""
+    carries = _carry_inputs(rest)
+    info = _chain_of(lifter, carries) if carries is not None else None
+    total = None
+    if info is not None and info[0] == "add" and lifter.guard is None:
+        total = _sum64(lifter, list(info[1]), hi_items, len(carries))
+    if total is None or info[2] in ("RZ", "URZ"):
+        return opaque_instruction(lifter, instr)
+    write64(lifter, info[2], dest.name, total)
+
+
+def _sum64(lifter, lo_items, hi_items, carries: int):
+    """``sum(lo) + 2**32 * sum(hi)`` as one 64-bit register, pairing each high word with
+    its low word where the facts allow; None when the chain cannot be read exactly.
+
+    Exactness: the low instruction passes on ``carries`` carry bits, enough for the sum
+    of ``carries + 1`` words; a negated low word ``-x`` (added as ``~x + 1``) is read
+    only together with the inverted high word ``~y`` of the same value, the 64-bit
+    ``-(y:x)``.
+    """
+    lo_items = [s for s in lo_items if not is_zero(s.operand)]
+    if len(lo_items) > carries + 1:
+        return None  # more carries possible than the chain passes on
+    his = []
+    for item in hi_items:
+        if type(item) is tuple:  # IMAD.X product a*b
+            _, a, b = item
+            if is_zero(a) or is_zero(b):
+                continue
+            product = lifter.tmp("b32")
+            lifter.emit("mul", ("lo", "s32"), (product, src32(lifter, a), src32(lifter, b)),
+                        guard=False)
+            his.append(product)
+        elif not is_zero(item):
+            his.append(item)
+    terms = []
+    free_lo = list(lo_items)
+    for hi in list(his):
+        match = next((lo for lo in free_lo if _pairs(lifter, lo, hi)), None)
+        if match is None:
+            continue
+        free_lo.remove(match)
+        his.remove(hi)
+        hi_mod = _negation(hi)
+        if match.modifier == "neg" and hi_mod == "inv":
+            inner = build64(lifter, match.value, hi.operand, match.fact, match.name)
+            neg = lifter.tmp("b64")
+            lifter.emit("neg", ("s64",), (neg, inner), guard=False)
+            terms.append(neg)
+        elif match.modifier is None and hi_mod is None:
+            terms.append(build64(lifter, match.value, hi, match.fact, match.name))
+        else:
+            return None
+    for lo in free_lo:
+        if lo.modifier is not None:
+            return None
+        terms.append(build64(lifter, lo.value, Immediate(0), lo.fact, lo.name))
+    for hi in his:
+        wide = lifter.tmp("b64")
+        lifter.emit("cvt", ("u64", "u32"), (wide, src32(lifter, hi)), guard=False)
+        shifted = lifter.tmp("b64")
+        lifter.emit("shl", ("b64",), (shifted, wide, Immediate(32)), guard=False)
+        terms.append(shifted)
+    if not terms:
+        terms.append(pair64(lifter, Immediate(0)))
+    total = terms[0]
+    for term in terms[1:]:
+        acc = lifter.tmp("b64")
+        lifter.emit("add", ("s64",), (acc, total, term), guard=False)
+        total = acc
+    return total
+
+
+def _negation(operand):
+    from kernelcheck.ir.nodes import ModifiedOperand
+
+    if type(operand) is ModifiedOperand:
+        if operand.negate and not operand.invert and not operand.absolute:
+            return "neg"
+        if operand.invert and not operand.negate and not operand.absolute:
+            return "inv"
+        if not (operand.negate or operand.invert or operand.absolute) and plain(operand):
+            return None
+        return "other"
+    return None
+
+
+def _pairs(lifter, lo: _Snap, hi) -> bool:
+    """Whether ``hi`` is naturally the high word of the snapshot ``lo`` (same 64-bit
+    value, sign word, adjacent constant words, or an aligned register pair)."""
+    from kernelcheck.ir.nodes import ModifiedOperand
+
+    if type(hi) is ModifiedOperand and _negation(hi) in ("neg", "inv"):
+        hi = hi.operand
+    if type(hi) is Register and hi.name.startswith("%"):
+        return False
+    hi_p = plain(hi)
+    if hi_p is None:
+        return False
+    tags = lifter.state.tags
+    a = lo.fact
+    b = tags.get(hi_p.name) if type(hi_p) is Register else None
+    if lo.name is not None and type(hi_p) is Register:
+        if a and b and a[0] == b[0] == "v" and a[1] == b[1]:
+            return True
+        if b == ("sx", lo.name):
+            return True
+        if a and b and a[0] == b[0] == "cb" and b[1] == a[1] + 4:
+            return True
+        prefix = "UR" if lo.name.startswith("UR") else "R"
+        if lo.name.startswith(prefix) and hi_p.name.startswith(prefix):
+            x, y = lo.name[len(prefix):], hi_p.name[len(prefix):]
+            return x.isdigit() and y.isdigit() and int(x) % 2 == 0 and int(y) == int(x) + 1
+        return False
+    lo_cb = cbank_offset(lifter, lo.value) if lo.name is None else (
+        a[1] if a and a[0] == "cb" else None)
+    hi_cb = cbank_offset(lifter, hi_p)
+    if hi_cb is None and b and b[0] == "cb":
+        hi_cb = b[1]
+    return lo_cb is not None and hi_cb == lo_cb + 4
+
+
+def _lea(lifter, instr):
+    mods = instr.modifiers
+    dest, preds, rest = _split_predicates(instr.operands)
+    if type(dest) is not Register:
+        return opaque_instruction(lifter, instr)
+    if "HI" in mods and "X" in mods:
+        return _lea_high(lifter, instr, dest, rest)
+    if "HI" in mods:
+        # LEA.HI d, a, b, c, s: the high word of (c:a) << s plus b; exact when c is zero.
+        if len(rest) >= 4 and is_zero(rest[2]) and "SX32" not in mods and (
+                type(plain(rest[3])) is Immediate):
+            shift = plain(rest[3]).value
+            x, y = src32(lifter, rest[0]), src32(lifter, rest[1])
+            part = lifter.tmp("b32")
+            lifter.emit("shr", ("u32",), (part, x, Immediate(32 - shift)), guard=False)
+            write32(lifter, dest.name, lambda r: lifter.emit("add", ("s32",), (r, part, y)))
+            return _opaque_preds(lifter, preds)
+        return opaque_instruction(lifter, instr)
+    if len(rest) < 3 or type(plain(rest[2])) is not Immediate:
+        return opaque_instruction(lifter, instr)
+    a, b, s = rest[0], rest[1], plain(rest[2]).value
+    chained = any(p not in ("PT", "UPT") for p in preds) and lifter.guard is None
+    if chained:
+        a_snap, b_snap = _snap(lifter, a), _snap(lifter, b)
+        if a_snap.modifier is not None or b_snap.modifier is not None:
+            chained = False
+    x = _snap_value(lifter, a_snap) if chained else src32(lifter, a)
+    y = _snap_value(lifter, b_snap) if chained else src32(lifter, b)
+    shifted = lifter.tmp("b32")
+    lifter.emit("shl", ("b32",), (shifted, x, Immediate(s)), guard=False)
+    write32(lifter, dest.name, lambda r: lifter.emit("add", ("s32",), (r, shifted, y)))
+    if not chained:
+        return _opaque_preds(lifter, preds)
+    _start_chain(lifter, preds, ("lea", a_snap, b_snap, s, dest.name))
+
+
+def _lea_high(lifter, instr, dest: Register, rest):
+    sx = "SX32" in instr.modifiers
+    # LEA.HI.X d, a, b_hi, a_hi, s, P   /   LEA.HI.X.SX32 d, a, b_hi, s, P
+    need = 4 if sx else 5
+    if len(rest) < need or lifter.guard is not None:
+        return opaque_instruction(lifter, instr)
+    a, b_hi = rest[0], rest[1]
+    a_hi = None if sx else rest[2]
+    s_op = plain(rest[2 if sx else 3])
+    carries = _carry_inputs(rest[need - 1:])
+    info = _chain_of(lifter, carries) if carries else None
+    a_p = plain(a)
+    if info is None or info[0] != "lea" or type(s_op) is not Immediate or (
+            info[3] != s_op.value) or type(a_p) is not Register or (
+            info[1].name != a_p.name) or info[4] in ("RZ", "URZ"):
+        return opaque_instruction(lifter, instr)
+    a_snap, b_snap = info[1], info[2]
+    if sx:
+        wide = lifter.tmp("b64")
+        lifter.emit("cvt", ("s64", "s32"), (wide, src32(lifter, a_snap.value)), guard=False)
+    else:
+        wide = build64(lifter, a_snap.value, a_hi, a_snap.fact, a_snap.name)
+    shifted = lifter.tmp("b64")
+    lifter.emit("shl", ("b64",), (shifted, wide, Immediate(s_op.value)), guard=False)
+    base = build64(lifter, b_snap.value, b_hi, b_snap.fact, b_snap.name)
+    total = lifter.tmp("b64")
+    lifter.emit("add", ("s64",), (total, shifted, base), guard=False)
+    write64(lifter, info[4], dest.name, total)
+
+
+def _shf(lifter, instr):
+    mods = instr.modifiers
+    dest = _dest(instr)
+    if dest is None or len(instr.operands) < 4:
+        return opaque_instruction(lifter, instr)
+    a, s, b = instr.operands[1:4]
+    shift = plain(s)
+    if type(shift) is not Immediate or shift.kind != "int" or not 0 <= shift.value < 32:
+        return opaque_instruction(lifter, instr)
+    n = shift.value
+    left = "L" in mods
+    hi = "HI" in mods
+    if left and not hi and is_zero(b) and ("U32" in mods or "S32" in mods):
+        x = src32(lifter, a)
+        write32(lifter, dest, lambda r: lifter.emit("shl", ("b32",), (r, x, Immediate(n))))
+        if lifter.guard is None and type(plain(a)) is Register:
+            lifter.state.tags[dest] = ("shl", plain(a).name, n)
+        return
+    if left and hi and "U64" in mods:
+        # SHF.L.U64.HI d, a, s, b: the high word of (b:a) << s.
+        wide = build64(lifter, a, b)
+        shifted = lifter.tmp("b64")
+        lifter.emit("shl", ("b64",), (shifted, wide, Immediate(n)), guard=False)
+        upper = lifter.tmp("b64")
+        lifter.emit("shr", ("u64",), (upper, shifted, Immediate(32)), guard=False)
+        write32(lifter, dest, lambda r: lifter.emit("cvt", ("u32", "u64"), (r, upper)))
+        if lifter.guard is None and type(plain(a)) is Register:
+            lifter.state.tags[dest] = ("v", shifted.name, "hi")
+            lifter.state.shl_source[shifted.name] = (plain(a).name, n)
+        return
+    if not left and hi and is_zero(a) and ("U32" in mods or "S32" in mods):
+        signed = "S32" in mods
+        x = src32(lifter, b)
+        write32(lifter, dest, lambda r: lifter.emit(
+            "shr", ("s32" if signed else "u32",), (r, x, Immediate(n))))
+        if signed and n == 31 and lifter.guard is None and type(plain(b)) is Register:
+            lifter.state.tags[dest] = ("sx", plain(b).name)
+        return
+    return opaque_instruction(lifter, instr)
+
+
+def _lop3(lifter, instr):
+    operands = list(instr.operands)
+    preds = []
+    if operands and type(operands[0]) is Register and is_predicate(operands[0].name):
+        preds.append(operands.pop(0).name)
+    if len(operands) < 5 or type(operands[0]) is not Register or (
+            type(operands[4]) is not Immediate):
+        return opaque_instruction(lifter, instr)
+    dest = operands[0].name
+    inputs = operands[1:4]
+    lut = operands[4].value & 0xFF
+    _opaque_preds(lifter, preds)
+    form = _reduce_lut(lut, inputs)
+    if form is None:
+        return opaque_instruction(lifter, instr, skip_preds=True)
+    kind = form[0]
+    if kind == "const":
+        value = Immediate(0xFFFFFFFF if form[1] else 0)
+        return write32(lifter, dest, lambda r: lifter.emit("mov", ("b32",), (r, value)))
+    if kind == "id":
+        x = src32(lifter, form[1])
+        return write32(lifter, dest, lambda r: lifter.emit("mov", ("b32",), (r, x)))
+    if kind == "not":
+        x = src32(lifter, form[1])
+        return write32(lifter, dest, lambda r: lifter.emit("not", ("b32",), (r, x)))
+    x, y = src32(lifter, form[1]), src32(lifter, form[2])
+    if form[3]:  # x & ~y
+        inverted = lifter.tmp("b32")
+        lifter.emit("not", ("b32",), (inverted, y), guard=False)
+        y = inverted
+    write32(lifter, dest, lambda r: lifter.emit(kind, ("b32",), (r, x, y)))
+
+
+def _reduce_lut(lut: int, inputs):
+    """The simple form of ``LOP3.LUT`` with these inputs: ``("const", bit)``, ``("id", x)``,
+    ``("not", x)``, ``(op, x, y, invert_y)`` for and/or/xor; None otherwise."""
+    fixed: dict[int, int] = {}
+    variables = []
+    for k, operand in enumerate(inputs):
+        p = plain(operand)
+        if is_zero(operand):
+            fixed[k] = 0
+        elif type(p) is Immediate and p.kind == "int" and p.value & 0xFFFFFFFF == 0xFFFFFFFF:
+            fixed[k] = 1
+        else:
+            variables.append(k)
+    if len(variables) > 2:
+        return None
+
+    def f(bits: dict[int, int]) -> int:
+        index = (bits[0] << 2) | (bits[1] << 1) | bits[2]
+        return (lut >> index) & 1
+
+    table = {}
+    for combo in range(1 << len(variables)):
+        bits = dict(fixed)
+        for j, k in enumerate(variables):
+            bits[k] = (combo >> (len(variables) - 1 - j)) & 1
+        table[combo] = f(bits)
+    values = tuple(table[c] for c in range(1 << len(variables)))
+    if len(set(values)) == 1:
+        return ("const", values[0])
+    if len(variables) == 1:
+        x = inputs[variables[0]]
+        return ("id", x) if values == (0, 1) else ("not", x)
+    x, y = inputs[variables[0]], inputs[variables[1]]
+    forms = {(0, 0, 0, 1): ("and", x, y, False), (0, 1, 1, 1): ("or", x, y, False),
+             (0, 1, 1, 0): ("xor", x, y, False), (0, 0, 1, 0): ("and", x, y, True),
+             (0, 1, 0, 0): ("and", y, x, True)}
+    if values in ((0, 0, 1, 1), (0, 1, 0, 1), (1, 1, 0, 0), (1, 0, 1, 0)):
+        z = x if values in ((0, 0, 1, 1), (1, 1, 0, 0)) else y
+        return ("id", z) if values[1] == 0 and values[2] == 1 or values == (0, 1, 0, 1) \
+            else ("not", z)
+    return forms.get(values)
+
+
+def _sel(lifter, instr):
+    dest = _dest(instr)
+    if dest is None or len(instr.operands) < 4:
+        return opaque_instruction(lifter, instr)
+    pred = src_pred(lifter, instr.operands[3])
+    a, b = instr.operands[1], instr.operands[2]
+    if pred is True or pred is False:
+        chosen = src32(lifter, a if pred else b)
+        return write32(lifter, dest, lambda r: lifter.emit("mov", ("b32",), (r, chosen)))
+    if pred is None:
+        return opaque_instruction(lifter, instr)
+    if type(pred) is NegatedPredicate:
+        pred, a, b = pred.register, b, a
+    x, y = src32(lifter, a), src32(lifter, b)
+    write32(lifter, dest, lambda r: lifter.emit("selp", ("b32",), (r, x, y, pred)))
+
+
+def _minmax(lifter, instr):
+    mods = instr.modifiers
+    dest = _dest(instr)
+    operands = instr.operands
+    add_first = instr.opcode == "VIADDMNMX"
+    need = 5 if add_first else 4
+    if dest is None or len(operands) < need:
+        return opaque_instruction(lifter, instr)
+    pred = src_pred(lifter, operands[need - 1])
+    if pred is not True and pred is not False:
+        return opaque_instruction(lifter, instr)
+    kind = "u32" if "U32" in mods else "s32"
+    if add_first:
+        first = lifter.tmp("b32")
+        lifter.emit("add", ("s32",), (first, src32(lifter, operands[1]),
+                                      src32(lifter, operands[2])), guard=False)
+        second = src32(lifter, operands[3])
+    else:
+        first, second = src32(lifter, operands[1]), src32(lifter, operands[2])
+    op = "min" if pred else "max"
+    write32(lifter, dest, lambda r: lifter.emit(op, (kind,), (r, first, second)))
+
+
+def _viadd(lifter, instr):
+    dest = _dest(instr)
+    if dest is None or len(instr.operands) != 3 or instr.modifiers:
+        return opaque_instruction(lifter, instr)
+    x, y = src32(lifter, instr.operands[1]), src32(lifter, instr.operands[2])
+    write32(lifter, dest, lambda r: lifter.emit("add", ("s32",), (r, x, y)))
+
+
+# ---------------------------------------------------------------------------- predicates
+
+
+def _isetp(lifter, instr):
+    mods = instr.modifiers
+    operands = instr.operands
+    if len(operands) < 5:
+        return opaque_instruction(lifter, instr)
+    first, second, a, b, pc = operands[:5]
+    cmp = next((_CMP[m] for m in mods if m in _CMP), None)
+    combine = next((m.lower() for m in mods if m in ("AND", "OR", "XOR")), "and")
+    unsigned = "U32" in mods
+    targets = [o.name for o in (first, second) if type(o) is Register]
+    extra = src_pred(lifter, pc)
+    if cmp is None or extra is None or combine == "xor":
+        return _opaque_preds(lifter, targets)
+    if "EX" in mods:
+        chain = operands[5] if len(operands) > 5 else None
+        found = lifter.state.pending.get(chain.name) if type(chain) is Register else None
+        if found is None or found[0] != "cmp" or found[1] != cmp or lifter.guard is not None:
+            return _opaque_preds(lifter, targets)
+        x, y = build64(lifter, found[2], a), build64(lifter, found[3], b)
+        kind = "u64" if unsigned else "s64"
+    else:
+        x, y = src32(lifter, a), src32(lifter, b)
+        kind = "u32" if unsigned else "s32"
+    for position, target in enumerate((first, second)):
+        if type(target) is not Register or target.name in ("PT", "UPT"):
+            continue
+        this = cmp if position == 0 else _INVERSE[cmp]
+        dest = lifter.reg(target.name)
+        if extra is True and combine == "and" or extra is False and combine == "or":
+            lifter.emit("setp", (this, kind), (dest, x, y))
+        elif extra is True:
+            const_pred(lifter, dest, True)
+        elif extra is False:
+            const_pred(lifter, dest, False)
+        else:
+            lifter.emit("setp", (this, kind, combine), (dest, x, y, extra))
+        lifter.state.kill(target.name)
+    if "EX" not in mods and type(first) is Register and unsigned and extra is True and (
+            combine == "and") and lifter.guard is None and first.name not in ("PT", "UPT"):
+        depends = tuple(o.name for o in (plain(a), plain(b)) if type(o) is Register)
+        lifter.state.pending[first.name] = ("cmp", cmp, a, b, depends)
+
+
+def _plop3(lifter, instr):
+    operands = instr.operands
+    if len(operands) < 6 or type(operands[5]) is not Immediate:
+        targets = [o.name for o in operands[:2] if type(o) is Register]
+        return _opaque_preds(lifter, targets)
+    first, second = operands[0], operands[1]
+    inputs = [src_pred(lifter, o) for o in operands[2:5]]
+    lut = operands[5].value & 0xFF
+    targets = [o.name for o in (first, second) if type(o) is Register]
+    if type(second) is Register and second.name not in ("PT", "UPT") or any(
+            i is None for i in inputs):
+        return _opaque_preds(lifter, targets)
+    variables = [k for k, i in enumerate(inputs) if i is not True and i is not False]
+    if type(first) is not Register or first.name in ("PT", "UPT"):
+        return
+    dest = lifter.reg(first.name)
+    values = []
+    for combo in range(1 << len(variables)):
+        bits = [int(i) if i is True or i is False else 0 for i in inputs]
+        for j, k in enumerate(variables):
+            bits[k] = (combo >> (len(variables) - 1 - j)) & 1
+        values.append((lut >> ((bits[0] << 2) | (bits[1] << 1) | bits[2])) & 1)
+    values = tuple(values)
+    ins = [inputs[k] for k in variables]
+    if len(set(values)) == 1:
+        const_pred(lifter, dest, bool(values[0]))
+    elif len(variables) == 1 and values == (0, 1):
+        lifter.emit("mov", ("pred",), (dest, ins[0]))
+    elif len(variables) == 1:
+        lifter.emit("not", ("pred",), (dest, ins[0]))
+    elif len(variables) == 2 and values == (0, 0, 0, 1):
+        lifter.emit("and", ("pred",), (dest, ins[0], ins[1]))
+    elif len(variables) == 2 and values == (0, 1, 1, 1):
+        lifter.emit("or", ("pred",), (dest, ins[0], ins[1]))
+    else:
+        opaque_pred(lifter, dest)
+    lifter.state.kill(first.name)
+
+
+# ---------------------------------------------------------------------------- control
+
+
+def _bra(lifter, instr):
+    label = next((lifter.label_of(o) for o in instr.operands if lifter.label_of(o)), None)
+    if label is None:
+        return lifter.unknown("branch to an address that is not an instruction")
+    preds = [o for o in instr.operands if type(o) is not Symbol]
+    guard = lifter.guard
+    if preds or "DIV" in instr.modifiers:
+        from kernelcheck.ir.nodes import Guard
+
+        pred = src_pred(lifter, preds[0]) if len(preds) == 1 else None
+        if pred is False:
+            return
+        if pred is True and "DIV" not in instr.modifiers:
+            pass
+        elif guard is None and pred is not None and pred is not True:
+            if type(pred) is NegatedPredicate:
+                guard = Guard(pred.register.name, True)
+            else:
+                guard = Guard(pred.name)
+        else:
+            choice = lifter.tmp("pred")
+            opaque_pred(lifter, choice)
+            guard = Guard(choice.name)
+    lifter.emit("bra", (), (Symbol(label),), guard=guard)
+
+
+def _exit(lifter, instr):
+    lifter.emit("exit")
+
+
+def _ret(lifter, instr):
+    lifter.emit("ret")
+
+
+_RULES = {
+    "MOV": _mov, "UMOV": _mov, "MOV32I": _mov, "R2UR": _mov, "IMAD": _imad, "UIMAD": _imad,
+    "IADD3": _iadd3, "UIADD3": _iadd3, "LEA": _lea, "ULEA": _lea, "SHF": _shf,
+    "USHF": _shf, "LOP3": _lop3, "ULOP3": _lop3, "SEL": _sel, "USEL": _sel,
+    "IMNMX": _minmax, "VIMNMX": _minmax, "UIMNMX": _minmax, "VIADDMNMX": _minmax,
+    "VIADD": _viadd, "ISETP": _isetp, "UISETP": _isetp, "PLOP3": _plop3, "UPLOP3": _plop3,
+    "S2R": _s2r, "S2UR": _s2r, "CS2R": _cs2r, "LDC": _ldc, "ULDC": _ldc, "BRA": _bra,
+    "JMP": _bra, "EXIT": _exit, "KILL": _exit, "RET": _ret, "CALL": call,
+}
+
+_ = (SpecialRegister, opaque32)

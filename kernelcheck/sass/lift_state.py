@@ -1,0 +1,116 @@
+"""What the SASS lifter knows about 32-bit registers at a program point, and the block graph
+it iterates over.
+
+A *fact* about a 32-bit register says how it relates to a 64-bit value or to another
+register, so that a later 64-bit read of two halves can be lifted as one 64-bit term:
+
+* ``("v", name, "lo")`` / ``("v", name, "hi")``: the register holds the low / high word of
+  the 64-bit virtual register ``name``;
+* ``("cb", offset)``: it holds the 32-bit word of constant bank 0 at ``offset``;
+* ``("sx", reg)``: it holds the sign word of ``reg`` (``SHF.R.S32.HI x, RZ, 0x1f, reg``);
+* ``("shl", reg, s)``: it holds ``reg << s`` (32-bit), the low word of a 64-bit shift.
+
+A fact stays true until a register it mentions is written (:meth:`LiftState.kill`), and a
+fact holds at a block entry only if it holds at the end of every predecessor
+(:meth:`LiftState.meet`). ``shl_source`` records which 64-bit temporaries are
+``(reg:hi) << s`` for ``SHF.L.U64.HI``. ``pending`` holds the carry chains and 64-bit
+compares begun in the current block (carry and chain predicates never cross blocks here).
+"""
+
+from __future__ import annotations
+
+import re
+
+from kernelcheck.ir.nodes import Function, Symbol
+
+__all__ = ["LiftState", "block_successors", "is_predicate"]
+
+_PREDICATE = re.compile(r"^U?P[0-7T]$")
+
+
+def is_predicate(name: str) -> bool:
+    """Whether a SASS register name is a predicate (``P0``..``P6``, ``PT``, ``UP0``..).
+
+    Examples
+    --------
+    >>> is_predicate("P3"), is_predicate("UPT"), is_predicate("R3")
+    (True, True, False)
+    """
+    return bool(_PREDICATE.match(name))
+
+
+class LiftState:
+    """Facts per register (see the module documentation); plain dicts, copied per block."""
+
+    __slots__ = ("tags", "shl_source", "pending")
+
+    def __init__(self, tags=None, shl_source=None):
+        self.tags: dict[str, tuple] = dict(tags or {})
+        self.shl_source: dict[str, tuple] = dict(shl_source or {})
+        self.pending: dict[str, tuple] = {}
+
+    def copy(self) -> LiftState:
+        return LiftState(self.tags, self.shl_source)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, LiftState) and self.tags == other.tags and (
+            self.shl_source == other.shl_source)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    @staticmethod
+    def meet(states: list[LiftState]) -> LiftState:
+        """The facts common to every state."""
+        first = states[0]
+        tags = {k: v for k, v in first.tags.items()
+                if all(s.tags.get(k) == v for s in states[1:])}
+        shl = {k: v for k, v in first.shl_source.items()
+               if all(s.shl_source.get(k) == v for s in states[1:])}
+        return LiftState(tags, shl)
+
+    def kill(self, name: str) -> None:
+        """``name`` (a SASS register or a 64-bit virtual register) is written."""
+        self.tags.pop(name, None)
+        dead = [k for k, v in self.tags.items() if name in v[1:]]
+        for k in dead:
+            del self.tags[k]
+        for k in [k for k, v in self.shl_source.items() if v[0] == name or k == name]:
+            del self.shl_source[k]
+        for k in [k for k, v in self.pending.items() if k == name or name in v[-1]]:
+            del self.pending[k]
+
+
+def block_successors(function: Function) -> dict[int, tuple[int, ...]]:
+    """The successor blocks of every block of a SASS function.
+
+    Built here rather than by :func:`kernelcheck.ir.cfg.control_flow_graph` because a
+    SASS branch may carry its predicate as an operand (``BRA.U !UP0, L``, ``BRA.DIV``)
+    and still fall through; a missing edge would make the must-analysis claim facts it
+    does not have. Indirect branches (``BRX``, ``JMX``) may go anywhere: every block is a
+    successor.
+    """
+    blocks = function.blocks
+    index = {label: b.index for b in blocks for label in b.labels}
+    result: dict[int, tuple[int, ...]] = {}
+    for position, block in enumerate(blocks):
+        targets: list[int] = []
+        last = block.last
+        falls = True
+        if last is not None:
+            op = last.opcode
+            conditional = last.guard is not None and last.guard.register not in ("PT", "UPT")
+            if op in ("BRA", "JMP"):
+                for operand in last.operands:
+                    if type(operand) is Symbol and operand.name in index:
+                        targets.append(index[operand.name])
+                has_pred = any(type(o) is not Symbol for o in last.operands)
+                falls = conditional or has_pred or "DIV" in last.modifiers
+            elif op in ("BRX", "JMX"):
+                targets.extend(b.index for b in blocks)
+                falls = True
+            elif op in ("EXIT", "RET", "KILL"):
+                falls = conditional
+        if falls and position + 1 < len(blocks):
+            targets.append(blocks[position + 1].index)
+        result[block.index] = tuple(dict.fromkeys(targets))
+    return result
