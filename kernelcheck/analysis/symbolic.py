@@ -33,6 +33,16 @@ import networkx as nx
 from kernelcheck.analysis import semantics
 from kernelcheck.analysis.lower import apply_guards
 from kernelcheck.analysis.provenance import window_pointer
+from kernelcheck.analysis.stack import (
+    forwarded_value,
+    frame_slot,
+    local_symbols,
+    may_write_local,
+    merge_slots,
+    slot_of_address,
+    store,
+    store_value,
+)
 from kernelcheck.analysis.terms import (
     Add,
     Cmp,
@@ -131,16 +141,23 @@ class SymbolicKernel:
 
 
 class _State:
-    __slots__ = ("regs", "preds", "guard", "shared")
+    """Per-block facts: register terms, predicates, the path guard, window pointers, and the
+    local-stack facts of :mod:`kernelcheck.analysis.stack` (``frames``: registers holding a
+    depot address; ``stack``: depot slot -> (stored term, width))."""
 
-    def __init__(self, regs, preds, guard, shared):
+    __slots__ = ("regs", "preds", "guard", "shared", "frames", "stack")
+
+    def __init__(self, regs, preds, guard, shared, frames=None, stack=None):
         self.regs = regs
         self.preds = preds
         self.guard = guard
         self.shared = shared
+        self.frames = {} if frames is None else frames
+        self.stack = {} if stack is None else stack
 
     def copy(self) -> _State:
-        return _State(dict(self.regs), dict(self.preds), self.guard, set(self.shared))
+        return _State(dict(self.regs), dict(self.preds), self.guard, set(self.shared),
+                      dict(self.frames), dict(self.stack))
 
 
 def _where(function: Function, instr: Instruction) -> str:
@@ -171,6 +188,8 @@ class _Walker:
         # Atomics whose old value is only returned: access index -> return slots it went to.
         self.pending: list[tuple[int, tuple]] = []
         self.last_pending: dict[tuple[str, int], list[int]] = {}
+        self.local_syms = local_symbols(function)
+        self.loop_writes_local: dict[int, bool] = {}
 
     # ------------------------------------------------------------------ driver
     def run(self) -> None:
@@ -189,6 +208,9 @@ class _Walker:
         loops = _natural_loops(cfg, back)
         block_of = {b.index: b for b in function.blocks}
         loop_defs = {h: self._defined_in(body, block_of) for h, body in loops.items()}
+        self.loop_writes_local = {h: any(may_write_local(i) for b in body
+                                         for i in block_of[b].instructions)
+                                  for h, body in loops.items()}
         # Window pointers (shared/local provenance) of loop-carried registers are assumed at
         # a header from the entry paths, then checked at every latch; a failed assumption is
         # dropped and the walk repeated. The set of dropped assumptions only grows, so this
@@ -236,6 +258,12 @@ class _Walker:
                     state.preds[name] = POpaque(f"loop{node}:{name}")
                 state.shared -= demoted[node]
                 assumed[node] = state.shared & set(regs)
+                # Depot facts from the entry paths hold at the header only if no iteration
+                # can change them.
+                for name in regs:
+                    state.frames.pop(name, None)
+                if self.loop_writes_local[node]:
+                    state.stack.clear()
             self.block = node
             for instr in block_of[node].instructions:
                 self._step(instr, state)
@@ -376,6 +404,10 @@ class _Walker:
                 instr, srcs, semantics._bits(semantics.instruction_type(instr)))
             window = len(targets) == 1 and window_pointer(instr, state.shared, srcs)
             self._assign(instr, state, name, term, window)
+        if len(targets) == 1:
+            slot = frame_slot(instr, state.frames, self.local_syms)
+            if slot is not None:
+                state.frames[targets[0]] = slot
 
     def _assign(self, instr, state: _State, name: str, term: Term, window: bool = False) -> None:
         """Bind ``name`` to ``term``; ``window``: the value provably points into the shared
@@ -388,6 +420,7 @@ class _Walker:
             if name in state.regs:
                 term = Join((state.regs[name], term))
         state.regs[name] = term
+        state.frames.pop(name, None)  # re-established by _define for depot addresses
         if window:
             state.shared.add(name)
         else:
@@ -402,6 +435,14 @@ class _Walker:
     def _memory(self, instr: Instruction, state: _State, spaces) -> None:
         op = instr.opcode
         mods = instr.modifiers
+        if may_write_local(instr):
+            key = slot_of_address(instr.operands[0], spaces[0], state.frames,
+                                  self.local_syms) if op == "st" and instr.operands else None
+            if key is None:
+                state.stack.clear()
+            else:
+                store(state.stack, key, access_width(instr),
+                      store_value(instr, lambda o: self._value(o, state)))
         if op == "ld" and spaces[0] == "param":
             self._ld_param(instr, state)
             return
@@ -447,6 +488,10 @@ class _Walker:
             if space in ("global", "generic") and type(target) is Address:
                 self._record(instr, state, "read", space, target, access_width(instr), None)
             self._clobber_defs(instr, state, memory=True)
+            forwarded = forwarded_value(state.stack, slot_of_address(
+                target, space, state.frames, self.local_syms), instr)
+            if forwarded is not None:
+                self._assign(instr, state, instr.operands[0].name, forwarded)
             return
         if op == "st":
             target = instr.operands[0]
@@ -606,6 +651,7 @@ class _Walker:
                         self.last_pending.setdefault((ret_arg.name, offset), []).append(
                             first + k)
         self.callparams = {}
+        state.stack.clear()  # the callee may write this frame through an escaped pointer
 
     # ------------------------------------------------------------------ loops
     def _resolve_loops(self, cfg, loops, back, idom, out) -> dict:
@@ -800,7 +846,8 @@ def _merge(states: list[_State]) -> _State:
         preds[name] = values[0] if all(v == values[0] for v in values) else POpaque(name)
     guard = tuple(g for g in states[0].guard if all(g in s.guard for s in states[1:]))
     shared = set.intersection(*(s.shared for s in states))
-    return _State(regs, preds, guard, shared)
+    frames = merge_slots([s.frames for s in states])
+    return _State(regs, preds, guard, shared, frames, merge_slots([s.stack for s in states]))
 
 
 def _step_of(var: LoopVar, latch_values, key: int) -> Term | None:
