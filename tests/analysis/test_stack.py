@@ -121,3 +121,12 @@ def test_a_narrower_reload_is_not_the_pointer():
  cvt.u64.u32 %rd10, %r20;
  st.global.u32 [%rd10], %r1;""", decls=DEPOT)
     assert s.kernel_class == "not_proven"
+
+
+@pytest.mark.parametrize("build", ["O0G", "nvrtc12_G"])
+def test_unoptimized_builds_of_struct_kernels_get_their_classes(build):
+    from tests.analysis.test_fixtures import EXPECTED, ROOT, summaries
+
+    _, found = summaries(ROOT / "ptx" / build / "structs_calls.ptx")
+    for name in ("scale_buf", "span_axpy_inplace"):
+        assert found[name].kernel_class == EXPECTED[name]["class"], name
