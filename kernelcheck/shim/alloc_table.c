@@ -73,3 +73,21 @@ int kc_alloc_lookup(uint64_t addr, uint64_t *base, uint64_t *size)
     pthread_rwlock_unlock(&lock);
     return found;
 }
+
+/* Every live allocation as [base, base + size) ranges into out; -1 when there are more than
+ * max (the caller then treats the set as unknown). Used when an instance is not proven and
+ * nothing narrower than "all device memory" is known to bound what it may write. */
+int kc_alloc_all(uint64_t (*out)[2], int max)
+{
+    int n = -1;
+    pthread_rwlock_rdlock(&lock);
+    if (n_table <= (size_t)max) {
+        for (size_t k = 0; k < n_table; k++) {
+            out[k][0] = table[k].base;
+            out[k][1] = table[k].base + table[k].size;
+        }
+        n = (int)n_table;
+    }
+    pthread_rwlock_unlock(&lock);
+    return n;
+}

@@ -58,23 +58,26 @@ static int ranges(const struct kc_decided *d, const uint32_t grid[3], const uint
 }
 
 /* The allocations the instance may write; -1 when unknown. */
+/* The allocations the instance's written accesses point into; every live allocation when
+ * that is unknown (a not-proven kernel without access records, a base pointer outside every
+ * allocation); -1 when even that does not fit in a plan. */
 static int written_allocations(const struct kc_decided *d, uint64_t (*out)[2])
 {
     const struct kc_check *c = d->ld ? d->ld->check : NULL;
     if (!c || c->not_proven || !d->buf || d->size < d->ld->param_size)
-        return -1;
+        return kc_alloc_all(out, KC_PLAN_MAX);
     int n = 0;
     for (uint32_t k = 0; k < c->n_accesses; k++) {
         const struct kc_access *a = &c->accesses[k];
         if (a->kind == 0)
             continue;
         if (a->base_offset < 0 || (uint64_t)a->base_offset + (uint64_t)a->base_size > d->size)
-            return -1;
+            return kc_alloc_all(out, KC_PLAN_MAX);
         uint64_t ptr = 0, base, size;
         for (int64_t j = a->base_size - 1; j >= 0; j--)
             ptr = ptr << 8 | d->buf[a->base_offset + j];
         if (!kc_alloc_lookup(ptr, &base, &size))
-            return -1;
+            return kc_alloc_all(out, KC_PLAN_MAX);
         if (n == KC_PLAN_MAX)
             return -1;
         kc_ranges_add(out, &n, KC_PLAN_MAX, base, base + size);

@@ -78,6 +78,7 @@ void kc_registry_poll(struct kc_kernel *k);  /* rate-limited cache re-check */
 void kc_alloc_add(uint64_t base, uint64_t size);
 void kc_alloc_remove(uint64_t base);
 int kc_alloc_lookup(uint64_t addr, uint64_t *base, uint64_t *size);
+int kc_alloc_all(uint64_t (*out)[2], int max);
 
 /* ---- cache_read.c */
 /* 1 with *out filled, 0 when the cache has no entry, -1 when the cache is unusable. */

@@ -160,3 +160,39 @@ def test_kernelcheck_run_recover_prints_the_recovery(env, tmp_path):
     rec = data["recovery"]
     assert rec["recovered"] + rec["unrecovered"] == 1
     assert done.returncode == (0 if rec["recovered"] else 3)
+
+
+def test_a_not_proven_instance_saves_every_allocation_and_is_recovered(warm_env, tmp_path):
+    """A kernel the analysis could not prove anything about (its cached check says only
+    "not proven"): the shim saves every live allocation before the launch, so a fault part
+    way through is still replayed to the fault-free result."""
+    import dataclasses
+
+    from kernelcheck.analysis.summary import analyze_module
+    from kernelcheck.cache import AnalysisCache
+    from kernelcheck.cache.store import image_hash
+    from kernelcheck.cache.warm import ANY_ARCH
+    from kernelcheck.launch.check import LaunchCheck
+    from kernelcheck.ptx.parser import parse_ptx
+
+    data = (FIXTURES / "ptx" / "sm_90" / "inplace.ptx").read_bytes()
+    summaries = []
+    for s in analyze_module(parse_ptx(data)):
+        if s.name == "inplace_add_one":
+            check = LaunchCheck(s.name, s.launch_check.param_size, (), (), (),
+                                "an instruction the analysis does not model (test)")
+            s = dataclasses.replace(s, kernel_class="not_proven", launch_check=check)
+        summaries.append(s)
+    cache = AnalysisCache(warm_env["KERNELCHECK_CACHE_DIR"])
+    try:
+        cache.put_summaries(image_hash(data), ANY_ARCH, summaries)
+    finally:
+        cache.close()
+    _, clean = _run(warm_env, tmp_path, ["vec_add", "inplace"], "clean")
+    done, out = _run(warm_env, tmp_path, ["vec_add", "inplace"], "faulty",
+                     KERNELCHECK_RECOVER="1", KERNELCHECK_STANDIN_FAIL_LAUNCH="2:16")
+    assert done.returncode == 0, done.stderr
+    assert out == clean
+    r = _recovery(warm_env)
+    assert (r.faults, r.recovered) == (1, 1)
+    assert r.saved_launches[2] == 1 and r.saved_bytes[2] >= 4 * N
