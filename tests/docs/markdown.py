@@ -31,7 +31,8 @@ TAGS = {
     "synopsis": "usage forms, checked against --help",
 }
 
-_FENCE = re.compile(r"^(`{3,}|~{3,})\s*(.*?)\s*$")
+#: An opening or closing fence, possibly indented inside a list item.
+_FENCE = re.compile(r"^( {0,4})(`{3,}|~{3,})\s*(.*?)\s*$")
 _STATUS = re.compile(r"\s+#\s*exit status (\d+)\s*$")
 _HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1")
 
@@ -84,13 +85,14 @@ def blocks(path: Path) -> list[Block]:
         if not match:
             i += 1
             continue
-        fence, info = match.group(1), match.group(2)
+        indent, fence, info = match.groups()
         start = i + 1
         i += 1
         body: list[str] = []
-        while i < len(lines) and not (lines[i].startswith(fence[0] * len(fence))
-                                      and not lines[i].strip(fence[0]).strip()):
-            body.append(lines[i])
+        while i < len(lines) and not (lines[i].strip().startswith(fence)
+                                      and not lines[i].strip().strip(fence[0])):
+            line = lines[i]
+            body.append(line[len(indent):] if line.startswith(indent) else line.lstrip())
             i += 1
         found.append(Block(path, start, tuple(info.split()), tuple(body)))
         i += 1
@@ -104,7 +106,7 @@ def prose(path: Path) -> str:
     for line in path.read_text().splitlines():
         match = _FENCE.match(line)
         if match and inside is None:
-            inside = match.group(1)[0]
+            inside = match.group(2)[0]
             continue
         if inside is not None:
             if line.strip() and line.strip().strip(inside) == "":
@@ -121,7 +123,7 @@ def inline_code(path: Path) -> list[str]:
     for line in path.read_text().splitlines():
         match = _FENCE.match(line)
         if match and inside is None:
-            inside = match.group(1)[0]
+            inside = match.group(2)[0]
             continue
         if inside is not None:
             if line.strip() and line.strip().strip(inside) == "":
@@ -162,7 +164,7 @@ def _heading_lines(path: Path) -> list[str]:
     for line in path.read_text().splitlines():
         match = _FENCE.match(line)
         if match and inside is None:
-            inside = match.group(1)[0]
+            inside = match.group(2)[0]
             continue
         if inside is not None:
             if line.strip() and line.strip().strip(inside) == "":
