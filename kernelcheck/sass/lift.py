@@ -72,6 +72,7 @@ class Lifter:
         self.state = LiftState()
         self.current: Instruction | None = None
         self.guard: Guard | None = None
+        self.sass_guard: tuple = ()
         self.serial = 0
         self.by_label = {}
         for block in sass.blocks:
@@ -200,6 +201,7 @@ class Lifter:
         self.state = state
         saved = len(self.out), len(self.origin)
         state.pending.clear()
+        state.writes.clear()
         for instr in block.instructions:
             self.current = instr
             self.serial = 0
@@ -210,6 +212,7 @@ class Lifter:
                 guard = None
             self.guard = None if guard is None else Guard(self.reg(guard.register).name,
                                                           guard.negated)
+            self.sass_guard = () if guard is None else (guard.register, guard.negated)
             lift_instruction(self, instr)
         self.current = None
         if not emit:

@@ -168,7 +168,8 @@ def _load(lifter, instr: Instruction) -> None:
     if dest.name in ("RZ", "URZ"):
         lifter.emit("ld", mods + (kind,), (lifter.tmp("b32"), address))
         return
-    write32(lifter, dest.name, lambda r: lifter.emit("ld", mods + (kind,), (r, address)))
+    write32(lifter, dest.name, lambda r: lifter.emit("ld", mods + (kind,), (r, address)),
+            pure=False)
 
 
 def _unknown_read(lifter, instr: Instruction) -> None:
@@ -251,7 +252,7 @@ def _atomic(lifter, instr: Instruction) -> None:
                                                         (r, Address(None, 0))))
         return
     write32(lifter, dest.name, lambda r: lifter.emit(
-        "atom", space_mods + (op, kind), (r, address) + tuple(data)))
+        "atom", space_mods + (op, kind), (r, address) + tuple(data)), pure=False)
 
 
 def _atomic_type(mods) -> str:

@@ -34,6 +34,7 @@ from kernelcheck.ir.nodes import (
     Symbol,
 )
 from kernelcheck.ir.operands import defs as _defs
+from kernelcheck.sass.lift_chains import carry_high, lea, snap, snap_value, start_chain
 from kernelcheck.sass.lift_memory import MEMORY_RULES, call, opaque_instruction
 from kernelcheck.sass.lift_state import is_predicate
 from kernelcheck.sass.lift_values import (
@@ -189,7 +190,7 @@ def _imad(lifter, instr):
         _opaque_preds(lifter, preds)
         return write64(lifter, dest.name, _next(dest.name), total)
     if "X" in mods:
-        return _carry_high(lifter, instr, dest, [("mul", a, b), c], rest[3:])
+        return carry_high(lifter, instr, dest, [("mul", a, b), c], rest[3:])
     if "HI" in mods:
         return opaque_instruction(lifter, instr)
     _opaque_preds(lifter, preds)
@@ -202,7 +203,7 @@ def _imad(lifter, instr):
     if "SHL" in mods and type(plain(b)) is Immediate and is_zero(c) and lifter.guard is None:
         value = plain(b).value & 0xFFFFFFFF
         if value and value & (value - 1) == 0 and type(plain(a)) is Register:
-            lifter.state.tags[dest.name] = ("shl", plain(a).name, value.bit_length() - 1)
+            _shift_fact(lifter, dest.name, plain(a).name, value.bit_length() - 1)
 
 
 def _iadd3(lifter, instr):
@@ -210,10 +211,10 @@ def _iadd3(lifter, instr):
     if type(dest) is not Register or len(rest) < 2:
         return opaque_instruction(lifter, instr)
     if "X" in instr.modifiers:
-        return _carry_high(lifter, instr, dest, rest[:3], rest[3:])
+        return carry_high(lifter, instr, dest, rest[:3], rest[3:])
     chained = any(p not in ("PT", "UPT") for p in preds) and lifter.guard is None
-    snaps = [_snap(lifter, o) if chained else None for o in rest[:3]]
-    values = [_snap_value(lifter, s) if s is not None else src32(lifter, o)
+    snaps = [snap(lifter, o) if chained else None for o in rest[:3]]
+    values = [snap_value(lifter, s) if s is not None else src32(lifter, o)
               for s, o in zip(snaps, rest[:3], strict=True)]
 
     def emit(r):
@@ -225,287 +226,7 @@ def _iadd3(lifter, instr):
         lifter.emit("add", ("s32",), (r, partial, values[2]))
 
     write32(lifter, dest.name, emit)
-    _start_chain(lifter, preds, ("add", tuple(snaps), dest.name))
-
-
-class _Snap:
-    """A low-word operand of a carry chain as it was when the chain began: its value
-    copied into a virtual register, the SASS register it came from, its fact and its
-    negation modifier."""
-
-    __slots__ = ("operand", "value", "name", "fact", "modifier")
-
-    def __init__(self, operand, value, name, fact, modifier):
-        self.operand, self.value, self.name = operand, value, name
-        self.fact, self.modifier = fact, modifier
-
-
-def _snap(lifter, operand) -> _Snap:
-    from kernelcheck.ir.nodes import ModifiedOperand
-
-    modifier = _negation(operand)
-    inner = operand.operand if type(operand) is ModifiedOperand and modifier in (
-        "neg", "inv") else operand
-    inner_p = plain(inner)
-    name, fact, value = None, None, inner
-    if type(inner_p) is Register and not is_zero(inner_p) and not inner_p.name.startswith("%"):
-        name = inner_p.name
-        fact = lifter.state.tags.get(name)
-        value = lifter.tmp("b32")
-        lifter.emit("mov", ("b32",), (value, src32(lifter, inner_p)), guard=False)
-    return _Snap(operand, value, name, fact, modifier)
-
-
-def _snap_value(lifter, snap: _Snap):
-    from kernelcheck.ir.nodes import ModifiedOperand
-
-    if snap.modifier == "neg":
-        return src32(lifter, ModifiedOperand(snap.value, negate=True))
-    if snap.modifier == "inv":
-        return src32(lifter, ModifiedOperand(snap.value, invert=True))
-    if snap.modifier is not None:
-        return src32(lifter, snap.operand)
-    return src32(lifter, snap.value)
-
-
-def _start_chain(lifter, preds, info) -> None:
-    carries = tuple(p for p in preds if p not in ("PT", "UPT"))
-    _opaque_preds(lifter, carries)
-    if not carries or lifter.guard is not None:
-        return
-    depends = [info[-1]]
-    for snap in _snaps_of(info):
-        if snap.name is not None:
-            depends.append(snap.name)
-        if snap.fact and snap.fact[0] == "v":
-            depends.append(snap.fact[1])
-    for k, name in enumerate(carries):
-        lifter.state.pending[name] = ("carry", info, carries, k, tuple(depends))
-
-
-def _snaps_of(info):
-    if info[0] == "add":
-        return info[1]
-    return (info[1], info[2])  # lea: a, b
-
-
-def _carry_inputs(rest) -> tuple[str, ...] | None:
-    """The carry predicates an ``.X`` instruction reads (None when one is unreadable)."""
-    names = []
-    for operand in rest:
-        if type(operand) is NegatedPredicate and operand.register.name in ("PT", "UPT"):
-            continue
-        if type(operand) is Register and is_predicate(operand.name):
-            if operand.name in ("PT", "UPT"):
-                return None  # a constant carry of 1
-            names.append(operand.name)
-            continue
-        return None
-    return tuple(names)
-
-
-def _chain_of(lifter, carries):
-    if not carries:
-        return None
-    found = lifter.state.pending.get(carries[0])
-    if found is None or found[0] != "carry":
-        return None
-    _, info, produced, _, _ = found
-    if tuple(carries) != produced:
-        return None
-    if any(lifter.state.pending.get(p, (None, None))[1] is not info for p in carries):
-        return None
-    return info
-
-
-def _carry_high(lifter, instr, dest: Register, hi_items, rest):
-    """The high word of a 64-bit sum (``IADD3.X``/``IMAD.X``) whose low word began a carry
-    chain: lifted as one 64-bit sum when the chain is recognised, else opaque."""
-    carries = _carry_inputs(rest)
-    info = _chain_of(lifter, carries) if carries is not None else None
-    total = None
-    if info is not None and info[0] == "add" and lifter.guard is None:
-        total = _sum64(lifter, list(info[1]), hi_items, len(carries))
-    if total is None or info[2] in ("RZ", "URZ"):
-        return opaque_instruction(lifter, instr)
-    write64(lifter, info[2], dest.name, total)
-
-
-def _sum64(lifter, lo_items, hi_items, carries: int):
-    """``sum(lo) + 2**32 * sum(hi)`` as one 64-bit register, pairing each high word with
-    its low word where the facts allow; None when the chain cannot be read exactly.
-
-    Exactness: the low instruction passes on ``carries`` carry bits, enough for the sum
-    of ``carries + 1`` words; a negated low word ``-x`` (added as ``~x + 1``) is read
-    only together with the inverted high word ``~y`` of the same value, the 64-bit
-    ``-(y:x)``.
-    """
-    lo_items = [s for s in lo_items if not is_zero(s.operand)]
-    if len(lo_items) > carries + 1:
-        return None  # more carries possible than the chain passes on
-    his = []
-    for item in hi_items:
-        if type(item) is tuple:  # IMAD.X product a*b
-            _, a, b = item
-            if is_zero(a) or is_zero(b):
-                continue
-            product = lifter.tmp("b32")
-            lifter.emit("mul", ("lo", "s32"), (product, src32(lifter, a), src32(lifter, b)),
-                        guard=False)
-            his.append(product)
-        elif not is_zero(item):
-            his.append(item)
-    terms = []
-    free_lo = list(lo_items)
-    for hi in list(his):
-        match = next((lo for lo in free_lo if _pairs(lifter, lo, hi)), None)
-        if match is None:
-            continue
-        free_lo.remove(match)
-        his.remove(hi)
-        hi_mod = _negation(hi)
-        if match.modifier == "neg" and hi_mod == "inv":
-            inner = build64(lifter, match.value, hi.operand, match.fact, match.name)
-            neg = lifter.tmp("b64")
-            lifter.emit("neg", ("s64",), (neg, inner), guard=False)
-            terms.append(neg)
-        elif match.modifier is None and hi_mod is None:
-            terms.append(build64(lifter, match.value, hi, match.fact, match.name))
-        else:
-            return None
-    for lo in free_lo:
-        if lo.modifier is not None:
-            return None
-        terms.append(build64(lifter, lo.value, Immediate(0), lo.fact, lo.name))
-    for hi in his:
-        wide = lifter.tmp("b64")
-        lifter.emit("cvt", ("u64", "u32"), (wide, src32(lifter, hi)), guard=False)
-        shifted = lifter.tmp("b64")
-        lifter.emit("shl", ("b64",), (shifted, wide, Immediate(32)), guard=False)
-        terms.append(shifted)
-    if not terms:
-        terms.append(pair64(lifter, Immediate(0)))
-    total = terms[0]
-    for term in terms[1:]:
-        acc = lifter.tmp("b64")
-        lifter.emit("add", ("s64",), (acc, total, term), guard=False)
-        total = acc
-    return total
-
-
-def _negation(operand):
-    from kernelcheck.ir.nodes import ModifiedOperand
-
-    if type(operand) is ModifiedOperand:
-        if operand.negate and not operand.invert and not operand.absolute:
-            return "neg"
-        if operand.invert and not operand.negate and not operand.absolute:
-            return "inv"
-        if not (operand.negate or operand.invert or operand.absolute) and plain(operand):
-            return None
-        return "other"
-    return None
-
-
-def _pairs(lifter, lo: _Snap, hi) -> bool:
-    """Whether ``hi`` is naturally the high word of the snapshot ``lo`` (same 64-bit
-    value, sign word, adjacent constant words, or an aligned register pair)."""
-    from kernelcheck.ir.nodes import ModifiedOperand
-
-    if type(hi) is ModifiedOperand and _negation(hi) in ("neg", "inv"):
-        hi = hi.operand
-    if type(hi) is Register and hi.name.startswith("%"):
-        return False
-    hi_p = plain(hi)
-    if hi_p is None:
-        return False
-    tags = lifter.state.tags
-    a = lo.fact
-    b = tags.get(hi_p.name) if type(hi_p) is Register else None
-    if lo.name is not None and type(hi_p) is Register:
-        if a and b and a[0] == b[0] == "v" and a[1] == b[1]:
-            return True
-        if b == ("sx", lo.name):
-            return True
-        if a and b and a[0] == b[0] == "cb" and b[1] == a[1] + 4:
-            return True
-        prefix = "UR" if lo.name.startswith("UR") else "R"
-        if lo.name.startswith(prefix) and hi_p.name.startswith(prefix):
-            x, y = lo.name[len(prefix):], hi_p.name[len(prefix):]
-            return x.isdigit() and y.isdigit() and int(x) % 2 == 0 and int(y) == int(x) + 1
-        return False
-    lo_cb = cbank_offset(lifter, lo.value) if lo.name is None else (
-        a[1] if a and a[0] == "cb" else None)
-    hi_cb = cbank_offset(lifter, hi_p)
-    if hi_cb is None and b and b[0] == "cb":
-        hi_cb = b[1]
-    return lo_cb is not None and hi_cb == lo_cb + 4
-
-
-def _lea(lifter, instr):
-    mods = instr.modifiers
-    dest, preds, rest = _split_predicates(instr.operands)
-    if type(dest) is not Register:
-        return opaque_instruction(lifter, instr)
-    if "HI" in mods and "X" in mods:
-        return _lea_high(lifter, instr, dest, rest)
-    if "HI" in mods:
-        # LEA.HI d, a, b, c, s: the high word of (c:a) << s plus b; exact when c is zero.
-        if len(rest) >= 4 and is_zero(rest[2]) and "SX32" not in mods and (
-                type(plain(rest[3])) is Immediate):
-            shift = plain(rest[3]).value
-            x, y = src32(lifter, rest[0]), src32(lifter, rest[1])
-            part = lifter.tmp("b32")
-            lifter.emit("shr", ("u32",), (part, x, Immediate(32 - shift)), guard=False)
-            write32(lifter, dest.name, lambda r: lifter.emit("add", ("s32",), (r, part, y)))
-            return _opaque_preds(lifter, preds)
-        return opaque_instruction(lifter, instr)
-    if len(rest) < 3 or type(plain(rest[2])) is not Immediate:
-        return opaque_instruction(lifter, instr)
-    a, b, s = rest[0], rest[1], plain(rest[2]).value
-    chained = any(p not in ("PT", "UPT") for p in preds) and lifter.guard is None
-    if chained:
-        a_snap, b_snap = _snap(lifter, a), _snap(lifter, b)
-        if a_snap.modifier is not None or b_snap.modifier is not None:
-            chained = False
-    x = _snap_value(lifter, a_snap) if chained else src32(lifter, a)
-    y = _snap_value(lifter, b_snap) if chained else src32(lifter, b)
-    shifted = lifter.tmp("b32")
-    lifter.emit("shl", ("b32",), (shifted, x, Immediate(s)), guard=False)
-    write32(lifter, dest.name, lambda r: lifter.emit("add", ("s32",), (r, shifted, y)))
-    if not chained:
-        return _opaque_preds(lifter, preds)
-    _start_chain(lifter, preds, ("lea", a_snap, b_snap, s, dest.name))
-
-
-def _lea_high(lifter, instr, dest: Register, rest):
-    sx = "SX32" in instr.modifiers
-    # LEA.HI.X d, a, b_hi, a_hi, s, P   /   LEA.HI.X.SX32 d, a, b_hi, s, P
-    need = 4 if sx else 5
-    if len(rest) < need or lifter.guard is not None:
-        return opaque_instruction(lifter, instr)
-    a, b_hi = rest[0], rest[1]
-    a_hi = None if sx else rest[2]
-    s_op = plain(rest[2 if sx else 3])
-    carries = _carry_inputs(rest[need - 1:])
-    info = _chain_of(lifter, carries) if carries else None
-    a_p = plain(a)
-    if info is None or info[0] != "lea" or type(s_op) is not Immediate or (
-            info[3] != s_op.value) or type(a_p) is not Register or (
-            info[1].name != a_p.name) or info[4] in ("RZ", "URZ"):
-        return opaque_instruction(lifter, instr)
-    a_snap, b_snap = info[1], info[2]
-    if sx:
-        wide = lifter.tmp("b64")
-        lifter.emit("cvt", ("s64", "s32"), (wide, src32(lifter, a_snap.value)), guard=False)
-    else:
-        wide = build64(lifter, a_snap.value, a_hi, a_snap.fact, a_snap.name)
-    shifted = lifter.tmp("b64")
-    lifter.emit("shl", ("b64",), (shifted, wide, Immediate(s_op.value)), guard=False)
-    base = build64(lifter, b_snap.value, b_hi, b_snap.fact, b_snap.name)
-    total = lifter.tmp("b64")
-    lifter.emit("add", ("s64",), (total, shifted, base), guard=False)
-    write64(lifter, info[4], dest.name, total)
+    start_chain(lifter, preds, ("add", tuple(snaps), dest.name))
 
 
 def _shf(lifter, instr):
@@ -524,7 +245,7 @@ def _shf(lifter, instr):
         x = src32(lifter, a)
         write32(lifter, dest, lambda r: lifter.emit("shl", ("b32",), (r, x, Immediate(n))))
         if lifter.guard is None and type(plain(a)) is Register:
-            lifter.state.tags[dest] = ("shl", plain(a).name, n)
+            _shift_fact(lifter, dest, plain(a).name, n)
         return
     if left and hi and "U64" in mods:
         # SHF.L.U64.HI d, a, s, b: the high word of (b:a) << s.
@@ -535,8 +256,12 @@ def _shf(lifter, instr):
         lifter.emit("shr", ("u64",), (upper, shifted, Immediate(32)), guard=False)
         write32(lifter, dest, lambda r: lifter.emit("cvt", ("u32", "u64"), (r, upper)))
         if lifter.guard is None and type(plain(a)) is Register:
-            lifter.state.tags[dest] = ("v", shifted.name, "hi")
+            tags = lifter.state.tags
+            tags[dest] = ("v", shifted.name, "hi")
             lifter.state.shl_source[shifted.name] = (plain(a).name, n)
+            for name, fact in list(tags.items()):
+                if fact == ("shl", plain(a).name, n):
+                    tags[name] = ("v", shifted.name, "lo")
         return
     if not left and hi and is_zero(a) and ("U32" in mods or "S32" in mods):
         signed = "S32" in mods
@@ -547,6 +272,18 @@ def _shf(lifter, instr):
             lifter.state.tags[dest] = ("sx", plain(b).name)
         return
     return opaque_instruction(lifter, instr)
+
+
+def _shift_fact(lifter, dest: str, source: str, n: int) -> None:
+    """``dest`` holds ``source << n``: the low word of a 64-bit shift whose high word
+    ``SHF.L.U64.HI`` made (or will make) from the same ``source`` and ``n``."""
+    state = lifter.state
+    state.tags[dest] = ("shl", source, n)
+    for fact in state.tags.values():
+        if fact[0] == "v" and fact[2] == "hi" and state.shl_source.get(fact[1]) == (
+                source, n):
+            state.tags[dest] = ("v", fact[1], "lo")
+            return
 
 
 def _lop3(lifter, instr):
@@ -673,6 +410,49 @@ def _viadd(lifter, instr):
     write32(lifter, dest, lambda r: lifter.emit("add", ("s32",), (r, x, y)))
 
 
+def _hfma2(lifter, instr):
+    """``HFMA2[.MMA] d, -RZ, RZ, hi, lo`` is how compilers materialise a 32-bit constant:
+    ``-0 * 0 + c`` is ``c`` in each half, so ``d`` holds the half-precision bits of ``hi``
+    and ``lo``. Every other form is opaque."""
+    operands = instr.operands
+    dest = _dest(instr)
+    if dest is None or len(operands) != 5 or not (is_zero(operands[1]) or _is_neg_zero(
+            operands[1])) or not is_zero(operands[2]):
+        return opaque_instruction(lifter, instr)
+    halves = [_half_bits(operands[3]), _half_bits(operands[4])]
+    if None in halves:
+        return opaque_instruction(lifter, instr)
+    value = Immediate((halves[0] << 16) | halves[1])
+    write32(lifter, dest, lambda r: lifter.emit("mov", ("b32",), (r, value)))
+
+
+def _is_neg_zero(operand) -> bool:
+    from kernelcheck.ir.nodes import ModifiedOperand
+
+    return type(operand) is ModifiedOperand and operand.negate and not operand.absolute \
+        and not operand.invert and is_zero(operand.operand)
+
+
+def _half_bits(operand) -> int | None:
+    """The binary16 bits of an immediate that binary16 represents exactly, else None."""
+    import struct
+
+    operand = plain(operand)
+    if type(operand) is not Immediate:
+        return None
+    if operand.kind == "int":
+        return 0 if operand.value == 0 else None
+    if operand.kind != "float":
+        return None
+    try:
+        bits = struct.unpack("<H", struct.pack("<e", operand.value))[0]
+    except (OverflowError, struct.error):
+        return None
+    if struct.unpack("<e", struct.pack("<H", bits))[0] != operand.value:
+        return None
+    return bits
+
+
 # ---------------------------------------------------------------------------- predicates
 
 
@@ -797,12 +577,12 @@ def _ret(lifter, instr):
 
 _RULES = {
     "MOV": _mov, "UMOV": _mov, "MOV32I": _mov, "R2UR": _mov, "IMAD": _imad, "UIMAD": _imad,
-    "IADD3": _iadd3, "UIADD3": _iadd3, "LEA": _lea, "ULEA": _lea, "SHF": _shf,
+    "IADD3": _iadd3, "UIADD3": _iadd3, "LEA": lea, "ULEA": lea, "SHF": _shf,
     "USHF": _shf, "LOP3": _lop3, "ULOP3": _lop3, "SEL": _sel, "USEL": _sel,
     "IMNMX": _minmax, "VIMNMX": _minmax, "UIMNMX": _minmax, "VIADDMNMX": _minmax,
     "VIADD": _viadd, "ISETP": _isetp, "UISETP": _isetp, "PLOP3": _plop3, "UPLOP3": _plop3,
-    "S2R": _s2r, "S2UR": _s2r, "CS2R": _cs2r, "LDC": _ldc, "ULDC": _ldc, "BRA": _bra,
-    "JMP": _bra, "EXIT": _exit, "KILL": _exit, "RET": _ret, "CALL": call,
+    "HFMA2": _hfma2, "S2R": _s2r, "S2UR": _s2r, "CS2R": _cs2r, "LDC": _ldc, "ULDC": _ldc,
+    "BRA": _bra, "JMP": _bra, "EXIT": _exit, "KILL": _exit, "RET": _ret, "CALL": call,
 }
 
 _ = (SpecialRegister, opaque32)

@@ -42,12 +42,14 @@ def is_predicate(name: str) -> bool:
 class LiftState:
     """Facts per register (see the module documentation); plain dicts, copied per block."""
 
-    __slots__ = ("tags", "shl_source", "pending")
+    __slots__ = ("tags", "shl_source", "pending", "writes")
 
     def __init__(self, tags=None, shl_source=None):
         self.tags: dict[str, tuple] = dict(tags or {})
         self.shl_source: dict[str, tuple] = dict(shl_source or {})
         self.pending: dict[str, tuple] = {}
+        #: How often each register was written in the current block (for snapshots).
+        self.writes: dict[str, int] = {}
 
     def copy(self) -> LiftState:
         return LiftState(self.tags, self.shl_source)
@@ -70,6 +72,7 @@ class LiftState:
 
     def kill(self, name: str) -> None:
         """``name`` (a SASS register or a 64-bit virtual register) is written."""
+        self.writes[name] = self.writes.get(name, 0) + 1
         self.tags.pop(name, None)
         dead = [k for k, v in self.tags.items() if name in v[1:]]
         for k in dead:

@@ -142,6 +142,10 @@ def src32(lifter, operand):
             return operand  # already a virtual register (a snapshot)
         if operand.name in _ZERO:
             return Immediate(0)
+        fact = lifter.state.tags.get(operand.name)
+        if fact is not None and fact[0] == "g" and fact[2] is None and (
+                fact[3:] == lifter.sass_guard):
+            return Register(fact[1])
         return lifter.reg(operand.name)
     if kind is Immediate:
         if operand.kind == "int":
@@ -185,12 +189,15 @@ def _tag(lifter, operand):
 _CURRENT = object()
 
 
-def build64(lifter, lo, hi, lo_fact=_CURRENT, lo_name: str | None = None) -> Register:
+def build64(lifter, lo, hi, lo_fact=_CURRENT, lo_name: str | None = None,
+            unchanged: bool = False) -> Register:
     """A 64-bit register holding ``hi:lo`` (two SASS operands), as structured as the facts
     allow (see :mod:`kernelcheck.sass.lift`).
 
     ``lo`` may be a snapshot (a virtual register copied earlier); ``lo_fact`` and
-    ``lo_name`` then give the fact and the SASS register it was copied from.
+    ``lo_name`` then give the fact and the SASS register it was copied from, and
+    ``unchanged`` whether that register still holds the snapshot's value (a sign word of
+    the register is the sign word of the snapshot only then).
     """
     lo_p, hi_p = plain(lo), plain(hi)
     tags = lifter.state.tags
@@ -202,7 +209,10 @@ def build64(lifter, lo, hi, lo_fact=_CURRENT, lo_name: str | None = None) -> Reg
             if a and b and a[0] == b[0] == "v" and a[1] == b[1] and (a[2], b[2]) == (
                     "lo", "hi"):
                 return Register(a[1])
-            if b == ("sx", name):
+            if a and b and a[0] == b[0] == "g" and a[1] == b[1] and (a[2], b[2]) == (
+                    "lo", "hi") and a[3:] == lifter.sass_guard:
+                return Register(a[1])
+            if b == ("sx", name) and (lo_fact is _CURRENT or unchanged):
                 return _extend(lifter, src32(lifter, lo_p), True)
             if b and b[0] == "v" and b[2] == "hi" and b[1] in lifter.state.shl_source and (
                     a == ("shl",) + lifter.state.shl_source[b[1]]):
@@ -282,13 +292,30 @@ def kill_defs(lifter, names) -> None:
         lifter.state.kill(name)
 
 
-def write32(lifter, dest_name: str, emit_value) -> None:
-    """Write a SASS 32-bit register: ``emit_value(register)`` emits the computation."""
+def write32(lifter, dest_name: str, emit_value, pure: bool = True) -> None:
+    """Write a SASS 32-bit register: ``emit_value(register)`` emits the computation.
+
+    A guarded write of a ``pure`` value (no memory access) computes it unconditionally
+    into a temporary and moves that under the guard; the register then holds the
+    temporary whenever the same guard holds (a fact read by :func:`src32`), and the join
+    of old and new values otherwise.
+    """
     if dest_name in _ZERO or is_predicate(dest_name):
         return
     register = lifter.reg(dest_name)
-    emit_value(register)
+    if lifter.guard is None or not pure:
+        emit_value(register)
+        lifter.state.kill(dest_name)
+        return
+    guard, lifter.guard = lifter.guard, None
+    try:
+        value = lifter.tmp("b32")
+        emit_value(value)
+    finally:
+        lifter.guard = guard
+    lifter.emit("mov", ("b32",), (register, value))
     lifter.state.kill(dest_name)
+    lifter.state.tags[dest_name] = ("g", value.name, None) + lifter.sass_guard
 
 
 def write64(lifter, lo_name: str, hi_name: str, value: Register) -> None:
@@ -317,9 +344,13 @@ def write64(lifter, lo_name: str, hi_name: str, value: Register) -> None:
     state.kill(target.name)
     state.kill(lo_name)
     state.kill(hi_name)
-    if guard_ok:
+    if guard is None:
         state.tags[lo_name] = ("v", target.name, "lo")
         state.tags[hi_name] = ("v", target.name, "hi")
+    elif guard_ok and value.name.startswith("%"):
+        # Whenever the same guard holds, the pair holds ``value``.
+        state.tags[lo_name] = ("g", value.name, "lo") + lifter.sass_guard
+        state.tags[hi_name] = ("g", value.name, "hi") + lifter.sass_guard
 
 
 def _is_next(lo: str, hi: str) -> bool:

@@ -1,0 +1,334 @@
+"""Carry chains of the SASS lifter: 64-bit sums and scaled sums computed in 32-bit halves.
+
+``IADD3 lo, P, a0, a1, a2`` adds three words and writes the carries to ``P`` (and ``Q``);
+``IADD3.X hi, b0, b1, b2, P`` or ``IMAD.X hi, x, y, b, P`` add the high words with those
+carries. Together they compute ``sum(a) + 2**32 * sum(b)`` modulo 2**64, whatever word is
+paired with whatever: the lifter emits that one 64-bit sum (:func:`carry_high`), pairing
+high words with low words where the facts of :mod:`kernelcheck.sass.lift_state` say they
+are two halves of one value, so a 64-bit parameter or a 64-bit register stays one term.
+
+``LEA lo, P, a, b, s`` (``(a << s) + b``) and ``LEA.HI.X hi, a, b_hi, a_hi, s, P``
+(``.SX32``: ``a_hi`` is the sign word of ``a``) compute ``((a_hi:a) << s) + (b_hi:b)``.
+
+The low instruction's operands are copied (snapshots) when the chain begins, since the
+low result often overwrites one of them (``IADD3 R2, P0, R2, ...``). A chain is read only
+when every carry the low instruction may produce is passed on, both instructions are
+unguarded and in the same block, and the registers it relies on are not rewritten in
+between; otherwise the high word is opaque.
+"""
+
+from __future__ import annotations
+
+from kernelcheck.ir.nodes import Immediate, ModifiedOperand, NegatedPredicate, Register
+from kernelcheck.sass.lift_memory import opaque_instruction
+from kernelcheck.sass.lift_state import is_predicate
+from kernelcheck.sass.lift_values import (
+    build64,
+    cbank_offset,
+    is_zero,
+    opaque_pred,
+    pair64,
+    plain,
+    src32,
+    write32,
+    write64,
+)
+
+__all__ = ["Snap", "snap", "snap_value", "start_chain", "carry_high", "lea", "negation"]
+
+
+def _opaque_preds(lifter, names) -> None:
+    for name in names:
+        if name not in ("PT", "UPT"):
+            opaque_pred(lifter, lifter.reg(name))
+            lifter.state.kill(name)
+
+
+def _split_predicates(operands):
+    first, rest = operands[0], list(operands[1:])
+    preds = []
+    while rest and type(rest[0]) is Register and is_predicate(rest[0].name):
+        preds.append(rest.pop(0).name)
+    return first, preds, rest
+
+
+class Snap:
+    """A low-word operand of a carry chain as it was when the chain began: its value
+    copied into a virtual register, the SASS register it came from, its fact and its
+    negation modifier."""
+
+    __slots__ = ("operand", "value", "name", "fact", "modifier", "version")
+
+    def __init__(self, operand, value, name, fact, modifier, version):
+        self.operand, self.value, self.name = operand, value, name
+        self.fact, self.modifier, self.version = fact, modifier, version
+
+    def unchanged(self, lifter) -> bool:
+        """Whether the SASS register still holds the snapshot's value."""
+        return self.name is not None and lifter.state.writes.get(self.name, 0) == (
+            self.version)
+
+
+def snap(lifter, operand) -> Snap:
+    modifier = negation(operand)
+    inner = operand.operand if type(operand) is ModifiedOperand and modifier in (
+        "neg", "inv") else operand
+    inner_p = plain(inner)
+    name, fact, value = None, None, inner
+    if type(inner_p) is Register and not is_zero(inner_p) and not inner_p.name.startswith("%"):
+        name = inner_p.name
+        fact = lifter.state.tags.get(name)
+        value = lifter.tmp("b32")
+        lifter.emit("mov", ("b32",), (value, src32(lifter, inner_p)), guard=False)
+    return Snap(operand, value, name, fact, modifier,
+                 lifter.state.writes.get(name, 0) if name else 0)
+
+
+def snap_value(lifter, snap: Snap):
+    if snap.modifier == "neg":
+        return src32(lifter, ModifiedOperand(snap.value, negate=True))
+    if snap.modifier == "inv":
+        return src32(lifter, ModifiedOperand(snap.value, invert=True))
+    if snap.modifier is not None:
+        return src32(lifter, snap.operand)
+    return src32(lifter, snap.value)
+
+
+def start_chain(lifter, preds, info) -> None:
+    carries = tuple(p for p in preds if p not in ("PT", "UPT"))
+    _opaque_preds(lifter, carries)
+    if not carries or lifter.guard is not None:
+        return
+    depends = [info[-1]]
+    for snap in _snaps_of(info):
+        if snap.fact and snap.fact[0] == "v":
+            depends.append(snap.fact[1])
+    for k, name in enumerate(carries):
+        lifter.state.pending[name] = ("carry", info, carries, k, tuple(depends))
+
+
+def _snaps_of(info):
+    if info[0] == "add":
+        return info[1]
+    return (info[1], info[2])  # lea: a, b
+
+
+def _carry_inputs(rest) -> tuple[str, ...] | None:
+    """The carry predicates an ``.X`` instruction reads (None when one is unreadable)."""
+    names = []
+    for operand in rest:
+        if type(operand) is NegatedPredicate and operand.register.name in ("PT", "UPT"):
+            continue
+        if type(operand) is Register and is_predicate(operand.name):
+            if operand.name in ("PT", "UPT"):
+                return None  # a constant carry of 1
+            names.append(operand.name)
+            continue
+        return None
+    return tuple(names)
+
+
+def _chain_of(lifter, carries):
+    if not carries:
+        return None
+    found = lifter.state.pending.get(carries[0])
+    if found is None or found[0] != "carry":
+        return None
+    _, info, produced, _, _ = found
+    if tuple(carries) != produced:
+        return None
+    if any(lifter.state.pending.get(p, (None, None))[1] is not info for p in carries):
+        return None
+    return info
+
+
+def carry_high(lifter, instr, dest: Register, hi_items, rest):
+    """The high word of a 64-bit sum (``IADD3.X``/``IMAD.X``) whose low word began a carry
+    chain: lifted as one 64-bit sum when the chain is recognised, else opaque."""
+    carries = _carry_inputs(rest)
+    info = _chain_of(lifter, carries) if carries is not None else None
+    total = None
+    if info is not None and info[0] == "add" and lifter.guard is None:
+        total = _sum64(lifter, list(info[1]), hi_items, len(carries))
+    if total is None or info[2] in ("RZ", "URZ"):
+        return opaque_instruction(lifter, instr)
+    write64(lifter, info[2], dest.name, total)
+
+
+def _sum64(lifter, lo_items, hi_items, carries: int):
+    """``sum(lo) + 2**32 * sum(hi)`` as one 64-bit register, pairing each high word with
+    its low word where the facts allow; None when the chain cannot be read exactly.
+
+    Exactness: the low instruction passes on ``carries`` carry bits, enough for the sum
+    of ``carries + 1`` words; a negated low word ``-x`` (added as ``~x + 1``) is read
+    only together with the inverted high word ``~y`` of the same value, the 64-bit
+    ``-(y:x)``.
+    """
+    lo_items = [s for s in lo_items if not is_zero(s.operand)]
+    if len(lo_items) > carries + 1:
+        return None  # more carries possible than the chain passes on
+    his = []
+    for item in hi_items:
+        if type(item) is tuple:  # IMAD.X product a*b
+            _, a, b = item
+            if is_zero(a) or is_zero(b):
+                continue
+            product = lifter.tmp("b32")
+            lifter.emit("mul", ("lo", "s32"), (product, src32(lifter, a), src32(lifter, b)),
+                        guard=False)
+            his.append(product)
+        elif not is_zero(item):
+            his.append(item)
+    terms = []
+    free_lo = list(lo_items)
+    for hi in list(his):
+        match = next((lo for lo in free_lo if _pairs(lifter, lo, hi)), None)
+        if match is None:
+            continue
+        free_lo.remove(match)
+        his.remove(hi)
+        hi_mod = negation(hi)
+        if match.modifier == "neg" and hi_mod == "inv":
+            inner = build64(lifter, match.value, hi.operand, match.fact, match.name,
+                            match.unchanged(lifter))
+            neg = lifter.tmp("b64")
+            lifter.emit("neg", ("s64",), (neg, inner), guard=False)
+            terms.append(neg)
+        elif match.modifier is None and hi_mod is None:
+            terms.append(build64(lifter, match.value, hi, match.fact, match.name,
+                                 match.unchanged(lifter)))
+        else:
+            return None
+    for lo in free_lo:
+        if lo.modifier is not None:
+            return None
+        terms.append(build64(lifter, lo.value, Immediate(0), lo.fact, lo.name))
+    for hi in his:
+        wide = lifter.tmp("b64")
+        lifter.emit("cvt", ("u64", "u32"), (wide, src32(lifter, hi)), guard=False)
+        shifted = lifter.tmp("b64")
+        lifter.emit("shl", ("b64",), (shifted, wide, Immediate(32)), guard=False)
+        terms.append(shifted)
+    if not terms:
+        terms.append(pair64(lifter, Immediate(0)))
+    total = terms[0]
+    for term in terms[1:]:
+        acc = lifter.tmp("b64")
+        lifter.emit("add", ("s64",), (acc, total, term), guard=False)
+        total = acc
+    return total
+
+
+def negation(operand):
+    if type(operand) is ModifiedOperand:
+        if operand.negate and not operand.invert and not operand.absolute:
+            return "neg"
+        if operand.invert and not operand.negate and not operand.absolute:
+            return "inv"
+        if not (operand.negate or operand.invert or operand.absolute) and plain(operand):
+            return None
+        return "other"
+    return None
+
+
+def _pairs(lifter, lo: Snap, hi) -> bool:
+    """Whether ``hi`` is naturally the high word of the snapshot ``lo`` (same 64-bit
+    value, sign word, adjacent constant words, or an aligned register pair)."""
+    if type(hi) is ModifiedOperand and negation(hi) in ("neg", "inv"):
+        hi = hi.operand
+    if type(hi) is Register and hi.name.startswith("%"):
+        return False
+    hi_p = plain(hi)
+    if hi_p is None:
+        return False
+    tags = lifter.state.tags
+    a = lo.fact
+    b = tags.get(hi_p.name) if type(hi_p) is Register else None
+    if lo.name is not None and type(hi_p) is Register:
+        if a and b and a[0] == b[0] == "v" and a[1] == b[1]:
+            return True
+        if b == ("sx", lo.name) and lo.unchanged(lifter):
+            return True
+        if a and b and a[0] == b[0] == "cb" and b[1] == a[1] + 4:
+            return True
+        prefix = "UR" if lo.name.startswith("UR") else "R"
+        if lo.name.startswith(prefix) and hi_p.name.startswith(prefix):
+            x, y = lo.name[len(prefix):], hi_p.name[len(prefix):]
+            return x.isdigit() and y.isdigit() and int(x) % 2 == 0 and int(y) == int(x) + 1
+        return False
+    lo_cb = cbank_offset(lifter, lo.value) if lo.name is None else (
+        a[1] if a and a[0] == "cb" else None)
+    hi_cb = cbank_offset(lifter, hi_p)
+    if hi_cb is None and b and b[0] == "cb":
+        hi_cb = b[1]
+    return lo_cb is not None and hi_cb == lo_cb + 4
+
+
+def lea(lifter, instr):
+    mods = instr.modifiers
+    dest, preds, rest = _split_predicates(instr.operands)
+    if type(dest) is not Register:
+        return opaque_instruction(lifter, instr)
+    if "HI" in mods and "X" in mods:
+        return lea_high(lifter, instr, dest, rest)
+    if "HI" in mods:
+        # LEA.HI d, a, b, c, s: the high word of (c:a) << s plus b; exact when c is zero.
+        if len(rest) >= 4 and is_zero(rest[2]) and "SX32" not in mods and (
+                type(plain(rest[3])) is Immediate):
+            shift = plain(rest[3]).value
+            x, y = src32(lifter, rest[0]), src32(lifter, rest[1])
+            part = lifter.tmp("b32")
+            lifter.emit("shr", ("u32",), (part, x, Immediate(32 - shift)), guard=False)
+            write32(lifter, dest.name, lambda r: lifter.emit("add", ("s32",), (r, part, y)))
+            return _opaque_preds(lifter, preds)
+        return opaque_instruction(lifter, instr)
+    if len(rest) < 3 or type(plain(rest[2])) is not Immediate:
+        return opaque_instruction(lifter, instr)
+    a, b, s = rest[0], rest[1], plain(rest[2]).value
+    chained = any(p not in ("PT", "UPT") for p in preds) and lifter.guard is None
+    if chained:
+        a_snap, b_snap = snap(lifter, a), snap(lifter, b)
+        if a_snap.modifier is not None or b_snap.modifier is not None:
+            chained = False
+    x = snap_value(lifter, a_snap) if chained else src32(lifter, a)
+    y = snap_value(lifter, b_snap) if chained else src32(lifter, b)
+    shifted = lifter.tmp("b32")
+    lifter.emit("shl", ("b32",), (shifted, x, Immediate(s)), guard=False)
+    write32(lifter, dest.name, lambda r: lifter.emit("add", ("s32",), (r, shifted, y)))
+    if not chained:
+        return _opaque_preds(lifter, preds)
+    start_chain(lifter, preds, ("lea", a_snap, b_snap, s, dest.name))
+
+
+def lea_high(lifter, instr, dest: Register, rest):
+    sx = "SX32" in instr.modifiers
+    # LEA.HI.X d, a, b_hi, a_hi, s, P   /   LEA.HI.X.SX32 d, a, b_hi, s, P
+    need = 4 if sx else 5
+    if len(rest) < need or lifter.guard is not None:
+        return opaque_instruction(lifter, instr)
+    a, b_hi = rest[0], rest[1]
+    a_hi = None if sx else rest[2]
+    s_op = plain(rest[2 if sx else 3])
+    carries = _carry_inputs(rest[need - 1:])
+    info = _chain_of(lifter, carries) if carries else None
+    a_p = plain(a)
+    if info is None or info[0] != "lea" or type(s_op) is not Immediate or (
+            info[3] != s_op.value) or type(a_p) is not Register or (
+            info[1].name != a_p.name) or not info[1].unchanged(lifter) or (
+            info[4] in ("RZ", "URZ")):
+        return opaque_instruction(lifter, instr)
+    a_snap, b_snap = info[1], info[2]
+    if sx:
+        wide = lifter.tmp("b64")
+        lifter.emit("cvt", ("s64", "s32"), (wide, src32(lifter, a_snap.value)), guard=False)
+    else:
+        wide = build64(lifter, a_snap.value, a_hi, a_snap.fact, a_snap.name, True)
+    shifted = lifter.tmp("b64")
+    lifter.emit("shl", ("b64",), (shifted, wide, Immediate(s_op.value)), guard=False)
+    base = build64(lifter, b_snap.value, b_hi, b_snap.fact, b_snap.name,
+                   b_snap.unchanged(lifter))
+    total = lifter.tmp("b64")
+    lifter.emit("add", ("s64",), (total, shifted, base), guard=False)
+    write64(lifter, info[4], dest.name, total)
+
+
