@@ -187,14 +187,15 @@ def _reports(loaded: LoadedInput, only: str | None, functions: bool):
 
 
 def _summary(entry: LoadedModule, function):
-    """The idempotency analysis of ``function``, or a not_proven summary for SASS."""
-    from kernelcheck.analysis.summary import analyze_kernel, unanalysed_summary
+    """The idempotency analysis of ``function`` (SASS kernels are lifted first)."""
+    from kernelcheck.analysis.summary import analyze_kernel
 
-    if entry.language != "ptx":
-        return unanalysed_summary(function, "the idempotency analysis reads PTX; this image "
-                                            "has only SASS")
     if not function.is_kernel:
         return None
+    if entry.language != "ptx":
+        from kernelcheck.sass.analysis import analyze_sass_kernel
+
+        return analyze_sass_kernel(entry.module, function)
     return analyze_kernel(entry.module, function)
 
 

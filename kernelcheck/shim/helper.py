@@ -50,7 +50,13 @@ def analyze_image(cache: AnalysisCache, data: bytes, arch: str) -> int:
             loaded = load_input(handle.name, arch=arch if arch.startswith("sm_") else None)
             summaries = {}
             for entry in loaded.modules:
-                for summary in analyze_module(entry.module):
+                if entry.language == "ptx":
+                    found = analyze_module(entry.module)
+                else:  # SASS: lifted into the PTX form first
+                    from kernelcheck.sass.analysis import analyze_sass_module
+
+                    found = analyze_sass_module(entry.module)
+                for summary in found:
                     summaries.setdefault(summary.name, summary)
         except Exception as error:  # noqa: BLE001  (any failure: the kernels stay not proven)
             cache.put_failure(digest, arch, f"{type(error).__name__}: {error}")

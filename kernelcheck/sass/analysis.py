@@ -1,0 +1,80 @@
+"""The idempotency analysis of SASS kernels: lift, then the analysis every kernel gets.
+
+:func:`analyze_sass_kernel` lifts a SASS kernel (:mod:`kernelcheck.sass.lift`) and runs
+:func:`kernelcheck.analysis.summary.analyze_kernel` on the result, so a SASS kernel gets the
+same classes, conditions and :class:`~kernelcheck.launch.check.LaunchCheck` as a PTX one.
+The parameter buffer layout is the kernel's EIATTR_KPARAM_INFO, the same bytes a launch
+passes, so a LaunchCheck built here decides instances from the launch's own buffer.
+
+A failure inside the lifter is a fault of kernelcheck, not a verdict: it is reported as a
+``not_proven`` summary naming it, never raised into a caller such as the shim's helper.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from kernelcheck.analysis.summary import KernelSummary, analyze_kernel, unanalysed_summary
+from kernelcheck.ir.nodes import Function, Module
+from kernelcheck.sass.lift import lift_kernel
+
+__all__ = ["analyze_sass_kernel", "analyze_sass_module", "lifted_module"]
+
+
+def lifted_module(module: Module, function: Function):
+    """A one-kernel module of the lifted ``function``, and the
+    :class:`~kernelcheck.sass.lift.LiftedFunction`."""
+    lifted = lift_kernel(function, module)
+    return Module(None, module.target, module.address_size or 64, (lifted.function,),
+                  module.filename), lifted
+
+
+def analyze_sass_kernel(module: Module, function: Function) -> KernelSummary:
+    """Analyze one SASS kernel: its class, reasons, accesses and LaunchCheck.
+
+    Parameters
+    ----------
+    module : Module
+        The SASS module (from :func:`kernelcheck.sass.loader.load_cubin_sass`).
+    function : Function
+        One of its kernels.
+
+    Returns
+    -------
+    KernelSummary
+        As :func:`kernelcheck.analysis.summary.analyze_kernel` returns for PTX; its
+        accesses name the lifted instructions.
+
+    Examples
+    --------
+    >>> from kernelcheck.sass.loader import module_from_cubin
+    >>> m = module_from_cubin(open("fixtures/cubin/sm_90/atomics.cubin", "rb").read())
+    >>> analyze_sass_kernel(m, m.get_function("atomic_add_all")).kernel_class
+    'never'
+    """
+    start = time.perf_counter()
+    try:
+        lifted, kernel = lifted_module(module, function)
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError) as error:
+        summary = unanalysed_summary(function, f"the SASS lifter failed on {function.name}: "
+                                               f"{type(error).__name__}: {error}")
+        return summary
+    summary = analyze_kernel(lifted, kernel.function)
+    # Accesses name the SASS instruction they come from (index and opcode), so reports
+    # line them up with the structural listing of the SASS.
+    sass = function.instructions
+    accesses = []
+    for access in summary.accesses:
+        origin = kernel.origin[access.index] if 0 <= access.index < len(kernel.origin) else -1
+        if 0 <= origin < len(sass):
+            access = replace(access, index=origin, instruction=sass[origin].full_opcode)
+        accesses.append(access)
+    return KernelSummary(summary.name, summary.kernel_class, summary.reasons,
+                         tuple(accesses), summary.launch_check, summary.conditions,
+                         time.perf_counter() - start, summary.z3_seconds, summary.params)
+
+
+def analyze_sass_module(module: Module) -> tuple[KernelSummary, ...]:
+    """:func:`analyze_sass_kernel` for every kernel of a SASS module, in order."""
+    return tuple(analyze_sass_kernel(module, k) for k in module.kernels)
