@@ -1,6 +1,7 @@
 """Soundness of the static verdicts against the emulator oracle, at scale.
 
-Run: ``python bench/soundness.py [--instances 60] [--seed 1] [--flavours sm_80,sm_90,nvrtc]``
+Run: ``python bench/soundness.py [--instances 60] [--seed 1] [--flavours sm_80,sm_90,nvrtc]
+[--sass]``
 
 For every fixture kernel and every PTX flavour, draws ``--instances`` random instances
 (sizes, grid shapes and the six pointer placements in turn: disjoint, adjacent, aliased,
@@ -9,6 +10,11 @@ and asks the static analysis for its verdict. Prints the confusion matrix per ke
 markdown table, the false `idempotent` count (must be 0) and the false-negative rate (oracle
 idempotent instances the analysis did not prove) beside the reference system's 18.54%.
 Exits with status 1 when any false `idempotent` is found.
+
+``--sass`` takes the verdicts from the SASS of the same kernels instead
+(fixtures/cubin/<flavour>/, lifted by :mod:`kernelcheck.sass.lift`; flavours sm_80 and
+sm_90): the emulator still runs the PTX as the oracle, and the SASS verdict provider gets
+the same parameter buffer (the parameters by position).
 """
 
 from __future__ import annotations
@@ -38,12 +44,29 @@ def _path(kernel: str, flavour: str) -> Path | None:
     return path if path.exists() else None
 
 
+def _sass_module(path: Path):
+    """The lifted SASS of the cubin built from the same source as the PTX ``path``."""
+    from kernelcheck.sass.lift import lift_module
+    from kernelcheck.sass.loader import load_cubin_sass
+
+    cubin = FIXTURES / "cubin" / path.parent.name / (path.stem + ".cubin")
+    if not cubin.exists():
+        return None
+    return lift_module(load_cubin_sass(cubin.read_bytes(), str(cubin)).module)
+
+
 def main() -> int:
     options = argparse.ArgumentParser(description=__doc__)
     options.add_argument("--instances", type=int, default=60, help="instances per kernel")
     options.add_argument("--seed", type=int, default=1)
-    options.add_argument("--flavours", default="sm_80,sm_90,nvrtc")
+    options.add_argument("--flavours", default=None,
+                         help="PTX flavours (default sm_80,sm_90,nvrtc; with --sass "
+                              "sm_80,sm_90)")
+    options.add_argument("--sass", action="store_true",
+                         help="verdicts from the lifted SASS of fixtures/cubin/<flavour>")
     args = options.parse_args()
+    if args.flavours is None:
+        args.flavours = "sm_80,sm_90" if args.sass else "sm_80,sm_90,nvrtc"
 
     rng = np.random.default_rng(args.seed)
     start = time.perf_counter()
@@ -57,8 +80,11 @@ def main() -> int:
             if path not in providers:
                 names = {entry_name(path, k): expected()[k]["param_names"]
                          for k in expected() if _path(k, flavour) == path}
-                providers[path] = verdict_provider(module(path), names)
+                source = _sass_module(path) if args.sass else module(path)
+                providers[path] = verdict_provider(source, names) if source else None
             run = providers[path]
+            if run is None:
+                continue
             entry = entry_name(path, kernel)
 
             def provider(name, params, grid, block, allocations=(), run=run, entry=entry):

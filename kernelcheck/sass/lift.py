@@ -233,8 +233,9 @@ def _declarations(types: dict[str, str]) -> list[RegisterDecl]:
     grouped: dict[str, list[str]] = {}
     for name, kind in types.items():
         grouped.setdefault(kind, []).append(name)
-    return [RegisterDecl(f".{kind}" if not kind.startswith(".") else kind, tuple(names))
-            for kind, names in sorted(grouped.items())]
+    # Types without the dot, as the PTX parser records them (``.reg .pred`` → ``pred``):
+    # the analysis tells predicates from values by this name.
+    return [RegisterDecl(kind, tuple(names)) for kind, names in sorted(grouped.items())]
 
 
 def lift_kernel(function: Function, module: Module | None = None) -> LiftedFunction:
