@@ -131,6 +131,8 @@ static int is_inf(i128 x) { return x >= KC_INF || x <= -KC_INF; }
 static i128 min2(i128 a, i128 b) { return a < b ? a : b; }
 static i128 max2(i128 a, i128 b) { return a > b ? a : b; }
 static i128 abs2(i128 a) { return a < 0 ? -a : a; }
+static int64_t mn64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t mx64(int64_t a, int64_t b) { return a > b ? a : b; }
 
 static i128 add_lo(i128 a, i128 b) { return (a == -KC_INF || b == -KC_INF) ? -KC_INF : nlo(a + b); }
 static i128 add_hi(i128 a, i128 b) { return (a == KC_INF || b == KC_INF) ? KC_INF : nhi(a + b); }
@@ -686,10 +688,163 @@ static int solve(i128 d, const struct term *t, int n, i128 lo, i128 hi, long *bu
     return 0;
 }
 
+/* solve and terms_disjoint in 64-bit arithmetic: the same steps, the same budget, and -1
+ * as soon as any intermediate value does not fit (the caller then redoes the test with
+ * 128-bit integers, so the answer is always the one of the 128-bit test). 64-bit division
+ * is several times cheaper than the 128-bit library division, and the fixture instances'
+ * values all fit. */
+struct term64 { int64_t s, lo, hi; };
+
+static int64_t gcd64(int64_t a, int64_t b) /* a, b >= 0 */
+{
+    uint64_t x = (uint64_t)a, y = (uint64_t)b;
+    if (!x || !y)
+        return (int64_t)(x | y);
+    int k = __builtin_ctzll(x | y);
+    x >>= __builtin_ctzll(x);
+    do {
+        y >>= __builtin_ctzll(y);
+        if (x > y) {
+            uint64_t t = x;
+            x = y, y = t;
+        }
+        y -= x;
+    } while (y);
+    return (int64_t)(x << k);
+}
+
+static int64_t floordiv64(int64_t a, int64_t b) /* b > 0 */
+{
+    int64_t q = a / b;
+    return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+
+static int64_t ceildiv64(int64_t a, int64_t b) /* b > 0, a > INT64_MIN */
+{
+    int64_t q = a / b;
+    return (a % b != 0 && a > 0) ? q + 1 : q;
+}
+
+#define OV64(x) (__builtin_expect((x), 0))
+
+static int solve64(int64_t d, const struct term64 *t, int n, int64_t lo, int64_t hi,
+                   long *budget)
+{
+    if (n == 0)
+        return lo <= d && d <= hi;
+    int64_t g = 0, x, e1, e2, r_lo = 0, r_hi = 0;
+    for (int k = 0; k < n; k++)
+        g = gcd64(g, t[k].s); /* coefficients are positive */
+    if (OV64(__builtin_sub_overflow(lo, d, &e1) || __builtin_sub_overflow(hi, d, &e2) ||
+             e1 == INT64_MIN))
+        return -1;
+    if (ceildiv64(e1, g) > floordiv64(e2, g))
+        return 0;
+    int64_t s = t[0].s;
+    for (int k = 1; k < n; k++) {
+        if (__builtin_mul_overflow(t[k].s, t[k].lo, &x) || __builtin_add_overflow(r_lo, x, &r_lo))
+            return -1;
+        if (__builtin_mul_overflow(t[k].s, t[k].hi, &x) || __builtin_add_overflow(r_hi, x, &r_hi))
+            return -1;
+    }
+    if (OV64(__builtin_sub_overflow(e1, r_hi, &e1) || __builtin_sub_overflow(e2, r_lo, &e2) ||
+             e1 == INT64_MIN))
+        return -1;
+    int64_t z_from = mx64(t[0].lo, ceildiv64(e1, s));
+    int64_t z_to = mn64(t[0].hi, floordiv64(e2, s));
+    if (z_from > z_to)
+        return 0;
+    if (n == 1)
+        return 1;
+    if ((uint64_t)z_to - (uint64_t)z_from >= (uint64_t)*budget)
+        return 1; /* z_to - z_from + 1 > budget */
+    for (int64_t z = z_from; z <= z_to; z++) {
+        if (--*budget < 0)
+            return 1;
+        if (__builtin_mul_overflow(s, z, &x) || __builtin_add_overflow(d, x, &x))
+            return -1;
+        int got = solve64(x, t + 1, n - 1, lo, hi, budget);
+        if (got)
+            return got;
+    }
+    return 0;
+}
+
+/* 1 disjoint, 0 may overlap, -1 some value does not fit in 64 bits. */
+static int terms_disjoint64(int64_t cw, int64_t cr, const struct term64 *raw, int n,
+                            int64_t width_w, int64_t width_r)
+{
+    struct term64 merged[8];
+    int m = 0;
+    for (int k = 0; k < n; k++) {
+        int64_t s = raw[k].s, lo = raw[k].lo, hi = raw[k].hi;
+        if (lo > hi)
+            return 1;
+        if (s == 0)
+            continue;
+        if (s < 0) {
+            if (s == INT64_MIN || lo == INT64_MIN || hi == INT64_MIN)
+                return -1;
+            int64_t t = lo;
+            s = -s, lo = -hi, hi = -t;
+        }
+        int j = 0;
+        while (j < m && merged[j].s != s) j++;
+        if (j < m) {
+            if (__builtin_add_overflow(merged[j].lo, lo, &merged[j].lo) ||
+                __builtin_add_overflow(merged[j].hi, hi, &merged[j].hi))
+                return -1;
+        } else {
+            merged[m].s = s, merged[m].lo = lo, merged[m++].hi = hi;
+        }
+    }
+    for (int i = 1; i < m; i++) {
+        struct term64 x = merged[i];
+        int j = i - 1;
+        while (j >= 0 && merged[j].s < x.s) {
+            merged[j + 1] = merged[j];
+            j--;
+        }
+        merged[j + 1] = x;
+    }
+    int64_t d, lo, hi;
+    if (__builtin_sub_overflow(cw, cr, &d) || width_w < 1 || width_r < 1 ||
+        width_w > ((int64_t)1 << 40) || width_r > ((int64_t)1 << 40))
+        return -1;
+    lo = -(width_w - 1), hi = width_r - 1;
+    long budget = LATTICE_BUDGET;
+    int got = solve64(d, merged, m, lo, hi, &budget);
+    return got < 0 ? -1 : !got;
+}
+
+static int fits64(i128 x) { return x >= INT64_MIN && x <= INT64_MAX; }
+
+static int terms_disjoint128(i128 cw, i128 cr, const struct term *raw, int n,
+                             int64_t width_w, int64_t width_r);
+
 /* The exact lattice test on terms already read off the slots: 1 when the two accesses'
- * affine forms cannot meet over their atoms' ranges (Python lattice_may_overlap is False). */
+ * affine forms cannot meet over their atoms' ranges (Python lattice_may_overlap is False).
+ * Run in 64-bit arithmetic when it fits, else (or on any overflow there) in 128-bit. */
 static int terms_disjoint(i128 cw, i128 cr, const struct term *raw, int n, int64_t width_w,
                           int64_t width_r)
+{
+    int ok = fits64(cw) && fits64(cr);
+    struct term64 r64[8];
+    for (int k = 0; ok && k < n; k++) {
+        ok = fits64(raw[k].s) && fits64(raw[k].lo) && fits64(raw[k].hi);
+        r64[k].s = (int64_t)raw[k].s, r64[k].lo = (int64_t)raw[k].lo,
+        r64[k].hi = (int64_t)raw[k].hi;
+    }
+    if (ok) {
+        int got = terms_disjoint64((int64_t)cw, (int64_t)cr, r64, n, width_w, width_r);
+        if (got >= 0)
+            return got;
+    }
+    return terms_disjoint128(cw, cr, raw, n, width_w, width_r);
+}
+
+static int terms_disjoint128(i128 cw, i128 cr, const struct term *raw, int n,
+                             int64_t width_w, int64_t width_r)
 {
     struct term merged[8];
     int m = 0;
@@ -730,9 +885,20 @@ int kc_lattice_disjoint(int64_t cw, int64_t cr, int n, const int8_t *sign,
                         int64_t width_w, int64_t width_r)
 {
     struct term raw[8];
-    for (int k = 0; k < n && k < 8; k++)
+    struct term64 r64[8];
+    int ok = 1;
+    n = n < 8 ? n : 8;
+    for (int k = 0; k < n; k++) {
         raw[k].s = (i128)sign[k] * coef[k], raw[k].lo = lo[k], raw[k].hi = hi[k];
-    return terms_disjoint(cw, cr, raw, n < 8 ? n : 8, width_w, width_r);
+        ok = ok && coef[k] != INT64_MIN;
+        r64[k].s = sign[k] < 0 ? -coef[k] : coef[k], r64[k].lo = lo[k], r64[k].hi = hi[k];
+    }
+    if (ok) {
+        int got = terms_disjoint64(cw, cr, r64, n, width_w, width_r);
+        if (got >= 0)
+            return got;
+    }
+    return terms_disjoint128(cw, cr, raw, n, width_w, width_r);
 }
 
 static int lattice_disjoint(const struct kc_check *c, int32_t w, int32_t rd,
