@@ -89,6 +89,9 @@ struct kc_fast *kc_fast_compile(const struct kc_check *check);
 void kc_fast_free(struct kc_fast *fast);
 /* Instructions run per launch, and (in *n_init) slots known before the launch. */
 uint32_t kc_fast_size(const struct kc_fast *fast, uint32_t *n_init);
+/* The instructions' operation names, separated by spaces, in out (at most size bytes with
+ * the final NUL); returns the length the full text needs. For tests. */
+size_t kc_fast_describe(const struct kc_fast *fast, char *out, size_t size);
 int kc_fast_eval(const struct kc_fast *fast, const unsigned char *params, size_t param_size,
                  const uint32_t grid[3], const uint32_t block[3], enum kc_rule *rule);
 

@@ -20,6 +20,7 @@
  * accesses in a pair, unbounded loops, opaque values of 64 bits or more, more than
  * FAST_SLOTS slots) get no compiled form. Pairs are decided on the hulls of their byte
  * ranges first; the exact lattice test (check.c) runs only when the hulls overlap. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,7 +31,9 @@
 enum fop {
     F_END, F_PARAM4, F_PARAM8, F_PARAMU, F_PARAMS, F_DIM, F_TVAR, F_ADDPP, F_ADD, F_MULPP,
     F_MULKPOS, F_MULKNEG, F_MULPR, F_MUL, F_WRAPP, F_MIN, F_MAX, F_JOIN, F_DIV, F_REM,
-    F_SHR, F_AND, F_OR, F_BOUND, F_TRIP, F_NEQ, F_COUNT
+    F_SHR, F_AND, F_OR, F_BOUND, F_TRIP, F_NEQ,
+    /* forms made by specialize() after compiling, with a constant operand in imm */
+    F_ADDK, F_ADDKP, F_MULKPP, F_DIVP, F_COUNT
 };
 
 struct iv { int64_t lo, hi; };
@@ -190,6 +193,12 @@ static inline int64_t shr64(int64_t x, int64_t k) { return k >= 63 ? (x < 0 ? -1
 
 static int floordiv_i128(__int128 a, __int128 b, __int128 *q) /* b > 0 */
 {
+    if (a >= INT64_MIN && a <= INT64_MAX && b <= INT64_MAX) {
+        /* 64-bit division: several times cheaper than the 128-bit library call */
+        int64_t x = (int64_t)a, y = (int64_t)b, z = x / y;
+        *q = (x % y != 0 && x < 0) ? z - 1 : z;
+        return 1;
+    }
     *q = a / b;
     if (a % b != 0 && a < 0)
         --*q;
@@ -480,15 +489,96 @@ static void drop_dead(struct builder *B, const uint8_t *root)
     f->n_ins = n;
 }
 
-/* Number the slots known before the launch first, so that a launch copies only those. */
+static int known_point(const struct builder *B, int s)
+{
+    return B->producer[s] < 0 && B->f->init[s].lo == B->f->init[s].hi;
+}
+
+/* Give instructions with an operand known now that operand as an immediate constant (the
+ * slot then need not be copied per launch), and divisions by one point per launch their
+ * monotone form. Same results, same range tests. */
+static void specialize(struct builder *B)
+{
+    struct kc_fast *f = B->f;
+    for (uint32_t k = 0; k < f->n_ins; k++) {
+        struct fins *in = &f->ins[k];
+        switch (in->op) {
+        case F_ADD: case F_ADDPP:
+            if (known_point(B, in->a) || known_point(B, in->b)) {
+                int kslot = known_point(B, in->a) ? in->a : in->b;
+                int other = kslot == in->a ? in->b : in->a;
+                in->imm = f->init[kslot].lo;
+                in->op = in->op == F_ADDPP ? F_ADDKP : F_ADDK;
+                in->a = in->b = (uint8_t)other;
+            }
+            break;
+        case F_MULPP:
+            if (known_point(B, in->a) || known_point(B, in->b)) {
+                int kslot = known_point(B, in->a) ? in->a : in->b;
+                int other = kslot == in->a ? in->b : in->a;
+                in->imm = f->init[kslot].lo;
+                in->op = F_MULKPP;
+                in->a = in->b = (uint8_t)other;
+            }
+            break;
+        case F_MULKPOS: case F_MULKNEG:
+            in->imm = f->init[in->a].lo; /* the constant factor */
+            in->a = in->b;
+            break;
+        case F_DIV:
+            if (is_point(B, in->b))
+                in->op = F_DIVP;
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+/* The operand slots an instruction reads (0 to 3, in *a, *b, *c order). */
+static int reads_of(const struct fins *in)
+{
+    switch (in->op) {
+    case F_END: case F_PARAM4: case F_PARAM8: case F_PARAMU: case F_PARAMS: case F_DIM:
+    case F_TVAR:
+        return 0;
+    case F_WRAPP: case F_SHR: case F_ADDK: case F_ADDKP: case F_MULKPOS: case F_MULKNEG:
+    case F_MULKPP:
+        return 1;
+    case F_BOUND: case F_TRIP:
+        return 3;
+    default:
+        return 2;
+    }
+}
+
+/* Number the slots known before the launch first, so that a launch copies only those,
+ * and of those only the ones something reads. */
 static void renumber(struct builder *B)
 {
     struct kc_fast *f = B->f;
-    uint8_t to[FAST_SLOTS];
+    uint8_t to[FAST_SLOTS], used[FAST_SLOTS] = {0};
     struct iv init[FAST_SLOTS];
     uint32_t n = 0;
+    for (uint32_t k = 0; k < f->n_ins; k++) {
+        const struct fins *in = &f->ins[k];
+        int nr = reads_of(in);
+        used[in->a] |= nr >= 1, used[in->b] |= nr >= 2, used[in->c] |= nr >= 3;
+    }
+    for (uint32_t k = 0; k < f->n_pairs; k++) {
+        const struct fpair *p = &f->pairs[k];
+        const struct flat *l = &f->lat[k];
+        used[p->w] = used[p->r] = 1;
+        if (p->lattice >= 0) {
+            used[l->cw] = used[l->cr] = 1;
+            for (int j = 0; j < l->n; j++)
+                used[l->coef[j]] = used[l->atom[j]] = 1;
+        }
+    }
     for (uint32_t s = 0; s < B->n_slots; s++)
-        if (B->producer[s] < 0)
+        to[s] = 0;
+    for (uint32_t s = 0; s < B->n_slots; s++)
+        if (B->producer[s] < 0 && used[s])
             init[n] = f->init[s], to[s] = (uint8_t)n++;
     f->n_init = n;
     for (uint32_t s = 0; s < B->n_slots; s++)
@@ -513,6 +603,24 @@ uint32_t kc_fast_size(const struct kc_fast *f, uint32_t *n_init)
 {
     *n_init = f->n_init;
     return f->n_ins;
+}
+
+static const char *const OP_NAMES[F_COUNT] = {
+    "end", "param4", "param8", "paramu", "params", "dim", "tvar", "addpp", "add", "mulpp",
+    "mulkpos", "mulkneg", "mulpr", "mul", "wrapp", "min", "max", "join", "div", "rem",
+    "shr", "and", "or", "bound", "trip", "neq", "addk", "addkp", "mulkpp", "divp"};
+
+size_t kc_fast_describe(const struct kc_fast *f, char *out, size_t size)
+{
+    size_t n = 0;
+    for (uint32_t k = 0; k < f->n_ins; k++) {
+        const char *name = f->ins[k].op < F_COUNT ? OP_NAMES[f->ins[k].op] : "?";
+        int w = snprintf(out + n, n < size ? size - n : 0, "%s%s", k ? " " : "", name);
+        n += w > 0 ? (size_t)w : 0;
+    }
+    if (size)
+        out[n < size ? n : size - 1] = 0;
+    return n;
 }
 
 void kc_fast_free(struct kc_fast *f)
@@ -613,6 +721,7 @@ struct kc_fast *kc_fast_compile(const struct kc_check *c)
     if (B->failed)
         goto fail;
     drop_dead(B, root);
+    specialize(B);
     renumber(B);
     struct fins *grown = realloc(f->ins, (f->n_ins + 1) * sizeof *grown);
     if (!grown)
@@ -645,7 +754,8 @@ int kc_fast_eval(const struct kc_fast *f, const unsigned char *params, size_t ps
         [F_MULKNEG] = &&mulkneg, [F_MULPR] = &&mulpr, [F_MUL] = &&mul, [F_WRAPP] = &&wrapp,
         [F_MIN] = &&min, [F_MAX] = &&max, [F_JOIN] = &&join, [F_DIV] = &&div,
         [F_REM] = &&rem, [F_SHR] = &&shr, [F_AND] = &&and, [F_OR] = &&or,
-        [F_BOUND] = &&bound, [F_TRIP] = &&trip, [F_NEQ] = &&neq};
+        [F_BOUND] = &&bound, [F_TRIP] = &&trip, [F_NEQ] = &&neq, [F_ADDK] = &&addk,
+        [F_ADDKP] = &&addkp, [F_MULKPP] = &&mulkpp, [F_DIVP] = &&divp};
     const struct fins *in = f->ins;
     struct iv *r;
 #define DISPATCH() do { r = &v[in->dst]; goto *L[in->op]; } while (0)
@@ -695,16 +805,39 @@ mulpp:
     r->hi = r->lo;
     NEXT();
 mulkpos: {
-        int64_t k = v[in->a].lo;
-        GIVE_UP_UNLESS(!__builtin_mul_overflow(k, v[in->b].lo, &r->lo) &&
-                       !__builtin_mul_overflow(k, v[in->b].hi, &r->hi));
+        int64_t k = in->imm;
+        GIVE_UP_UNLESS(!__builtin_mul_overflow(k, v[in->a].lo, &r->lo) &&
+                       !__builtin_mul_overflow(k, v[in->a].hi, &r->hi));
         NEXT();
     }
 mulkneg: {
-        int64_t k = v[in->a].lo, lo;
-        GIVE_UP_UNLESS(!__builtin_mul_overflow(k, v[in->b].hi, &lo) &&
-                       !__builtin_mul_overflow(k, v[in->b].lo, &r->hi));
+        int64_t k = in->imm, lo;
+        GIVE_UP_UNLESS(!__builtin_mul_overflow(k, v[in->a].hi, &lo) &&
+                       !__builtin_mul_overflow(k, v[in->a].lo, &r->hi));
         r->lo = lo;
+        NEXT();
+    }
+addk: {
+        int64_t lo, hi;
+        GIVE_UP_UNLESS(!__builtin_add_overflow(v[in->a].lo, in->imm, &lo) &&
+                       !__builtin_add_overflow(v[in->a].hi, in->imm, &hi));
+        r->lo = lo, r->hi = hi;
+        NEXT();
+    }
+addkp:
+    GIVE_UP_UNLESS(!__builtin_add_overflow(v[in->a].lo, in->imm, &r->lo));
+    r->hi = r->lo;
+    NEXT();
+mulkpp:
+    GIVE_UP_UNLESS(!__builtin_mul_overflow(v[in->a].lo, in->imm, &r->lo));
+    r->hi = r->lo;
+    NEXT();
+divp: {
+        /* truncating division by one value y != 0 is monotone in x */
+        int64_t y = v[in->b].lo, xl = v[in->a].lo, xh = v[in->a].hi;
+        GIVE_UP_UNLESS(y != 0 && !(y == -1 && xl == INT64_MIN));
+        int64_t q1 = xl / y, q2 = xh / y;
+        r->lo = y > 0 ? q1 : q2, r->hi = y > 0 ? q2 : q1;
         NEXT();
     }
 mulpr: {

@@ -86,3 +86,15 @@ KC_EXPORT double kc_bench_eval_path(const void *blob, size_t size, const unsigne
     (void)sink;
     return best;
 }
+
+/* The compiled instructions' operation names (space-separated) in out; -1 when the blob
+ * does not decode, -2 when the check has no compiled form, else the text's length. */
+KC_EXPORT long kc_test_fast_describe(const void *blob, size_t size, char *out, size_t cap)
+{
+    struct kc_check *c = kc_check_decode(blob, size);
+    if (!c)
+        return -1;
+    long n = c->fast ? (long)kc_fast_describe(c->fast, out, cap) : -2;
+    kc_check_free(c);
+    return n;
+}

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from functools import cache
 
 __all__ = ["VERDICTS", "RULES", "PATHS", "native_evaluate", "native_eval_ns", "fast_size",
-           "entrypoints",
+           "fast_ops", "entrypoints",
            "remap"]
 
 VERDICTS = ("idempotent", "not_idempotent", "not_proven")
@@ -52,6 +52,9 @@ def _lib() -> ctypes.CDLL:
     lib.kc_test_fast_size.restype = ctypes.c_long
     lib.kc_test_fast_size.argtypes = [ctypes.c_char_p, ctypes.c_size_t,
                                       ctypes.POINTER(ctypes.c_uint32)]
+    lib.kc_test_fast_describe.restype = ctypes.c_long
+    lib.kc_test_fast_describe.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
+                                          ctypes.c_size_t]
     lib.kc_entrypoint_name.restype = ctypes.c_char_p
     lib.kc_entrypoint_remap.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_ulonglong]
     return lib
@@ -122,6 +125,19 @@ def fast_size(check_bytes: bytes) -> tuple[int, int] | None:
     if n == -1:
         raise ValueError("the LaunchCheck binary form does not decode")
     return None if n == -2 else (n, preset.value)
+
+
+def fast_ops(check_bytes: bytes) -> tuple[str, ...] | None:
+    """The operations of the compiled fast form, one per instruction run per launch;
+    ``None`` when the check has no compiled form."""
+    cap = 1 << 16
+    out = ctypes.create_string_buffer(cap)
+    n = _lib().kc_test_fast_describe(check_bytes, len(check_bytes), out, cap)
+    if n == -1:
+        raise ValueError("the LaunchCheck binary form does not decode")
+    if n == -2:
+        return None
+    return tuple(out.value.decode().split())
 
 
 def entrypoints() -> tuple[str, ...]:

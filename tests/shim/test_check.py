@@ -187,3 +187,52 @@ def test_parameter_buffer_shorter_than_the_check_reads_is_not_proven():
     check = LaunchCheck("k", 8, ((1, 0, 8, 0, 0),), (), ())
     assert native_evaluate(check.to_bytes(), b"\0" * 4, (1,), (1,)) == ("not_proven",
                                                                        "no_layout")
+
+
+def _imm_check():
+    from kernelcheck.launch.check import AccessRecord
+
+    program = ((1, 0, 8, 0, 0),     # 0: base
+               (1, 8, 4, 0, 0),     # 1: p, 32 bits
+               (7, 1, 32, 1, 0),    # 2: p as signed
+               (0, 0, 0, 12, 0),    # 3: 12
+               (3, 0, 0, 0, 0),     # 4: tid.x
+               (5, 4, 3, 0, 0),     # 5: tid.x + 12 (a range plus a constant)
+               (5, 2, 3, 0, 0),     # 6: p + 12 (a point plus a constant)
+               (11, 5, 2, 0, 0),    # 7: (tid.x + 12) / p (a range by a point)
+               (0, 0, 0, 4, 0),     # 8: 4
+               (6, 7, 8, 0, 0),     # 9: 4 * that
+               (5, 0, 9, 0, 0),     # 10: written address
+               (6, 6, 8, 0, 0),     # 11: 4 * (p + 12)
+               (5, 0, 11, 0, 0))    # 12: read address
+    return LaunchCheck("k", 12, program, (AccessRecord(1, 4, 10), AccessRecord(0, 4, 12)),
+                       ((0, 1),))
+
+
+def test_fast_path_constant_operands_become_immediates():
+    from kernelcheck.shim.native import fast_ops, fast_size
+
+    blob = _imm_check().to_bytes()
+    ops = fast_ops(blob)
+    assert {"addk", "addkp", "divp", "mulkpos", "mulkpp"} <= set(ops), ops
+    assert "div" not in ops
+    assert fast_size(blob) == (len(ops), 0)  # no constant slot is copied per launch
+
+
+@pytest.mark.parametrize("p", [1, 3, 7, -1, -5, 0, 40, -(1 << 31), (1 << 31) - 1])
+@pytest.mark.parametrize("threads", [1, 32, 100])
+def test_fast_path_immediate_forms_agree_with_python(p, threads):
+    from kernelcheck.shim.native import native_evaluate
+
+    check = _imm_check()
+    blob = check.to_bytes()
+    buf = (0x7F0000000000).to_bytes(8, "little") + (p % (1 << 32)).to_bytes(4, "little")
+    python = evaluate(check, buf, (1, 1, 1), (threads, 1, 1))
+    want = (python.verdict, python.decided_by)
+    assert native_evaluate(blob, buf, (1,), (threads,)) == want
+    assert native_evaluate(blob, buf, (1,), (threads,), path="general") == want
+    fast = native_evaluate(blob, buf, (1,), (threads,), path="fast")
+    if p == 0:
+        assert fast is None  # a division by zero: the general evaluator decides
+    else:
+        assert fast == want
