@@ -33,13 +33,13 @@ enum fop {
     F_MULKPOS, F_MULKNEG, F_MULPR, F_MUL, F_WRAPP, F_MIN, F_MAX, F_JOIN, F_DIV, F_REM,
     F_SHR, F_AND, F_OR, F_BOUND, F_TRIP, F_NEQ,
     /* forms made by specialize() after compiling, with a constant operand in imm */
-    F_ADDK, F_ADDKP, F_MULKPP, F_DIVP, F_COUNT
+    F_ADDK, F_ADDKP, F_MULKPP, F_DIVP, F_ADDBOUND, F_ADDKBOUND, F_COUNT
 };
 
 struct iv { int64_t lo, hi; };
 
 struct fins {
-    uint8_t op, dst, a, b, c;
+    uint8_t op, dst, a, b, c, d; /* d: F_ADDBOUND's and F_ADDKBOUND's lower cap */
     int64_t imm;             /* offset and size, dimension, shift, bits, ... */
     int64_t cmin, cmax;      /* the result must lie in [cmin, cmax], else fall back */
 };
@@ -535,7 +535,50 @@ static void specialize(struct builder *B)
     }
 }
 
-/* The operand slots an instruction reads (0 to 3, in *a, *b, *c order). */
+static int reads_of(const struct fins *in);
+
+/* Fuse a BOUND into the ADD (of two ranges, or of a range and an immediate) before it when
+ * nothing else reads the sum and the sum has no range test of its own: a, b (or imm) the
+ * summands, c the upper cap, d the lower cap; the BOUND's range test stays. */
+static void fuse_bounds(struct builder *B, const uint8_t *root)
+{
+    struct kc_fast *f = B->f;
+    uint8_t readers[FAST_SLOTS] = {0};
+    for (uint32_t k = 0; k < f->n_ins; k++) {
+        const struct fins *in = &f->ins[k];
+        int nr = reads_of(in);
+        const uint8_t ops[3] = {in->a, in->b, in->c};
+        for (int j = 0; j < nr; j++)
+            readers[ops[j]] += readers[ops[j]] < 255;
+    }
+    int16_t producer[FAST_SLOTS];
+    memset(producer, 0xFF, sizeof producer);
+    for (uint32_t k = 0; k < f->n_ins; k++) {
+        struct fins *next = &f->ins[k];
+        producer[next->dst] = (int16_t)k;
+        if (next->op != F_BOUND || producer[next->a] < 0)
+            continue;
+        /* slots are written once, so the sum's operands still hold at the BOUND */
+        struct fins *in = &f->ins[producer[next->a]];
+        if ((in->op == F_ADD || in->op == F_ADDK) && next->b != in->dst &&
+            next->c != in->dst && readers[in->dst] == 1 && !root[in->dst] &&
+            in->cmin == INT64_MIN && in->cmax == INT64_MAX) {
+            struct fins fused = *next;
+            fused.op = in->op == F_ADD ? F_ADDBOUND : F_ADDKBOUND;
+            fused.a = in->a, fused.b = in->b, fused.d = next->b, fused.imm = in->imm;
+            *next = fused;
+            in->op = F_COUNT; /* dropped below */
+        }
+    }
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < f->n_ins; k++)
+        if (f->ins[k].op != F_COUNT)
+            f->ins[n++] = f->ins[k];
+    f->n_ins = n;
+}
+
+/* The operand slots an instruction reads (0 to 3, in *a, *b, *c order; F_ADDBOUND and
+ * F_ADDKBOUND also read d). */
 static int reads_of(const struct fins *in)
 {
     switch (in->op) {
@@ -545,7 +588,7 @@ static int reads_of(const struct fins *in)
     case F_WRAPP: case F_SHR: case F_ADDK: case F_ADDKP: case F_MULKPOS: case F_MULKNEG:
     case F_MULKPP:
         return 1;
-    case F_BOUND: case F_TRIP:
+    case F_BOUND: case F_TRIP: case F_ADDBOUND: case F_ADDKBOUND:
         return 3;
     default:
         return 2;
@@ -564,6 +607,8 @@ static void renumber(struct builder *B)
         const struct fins *in = &f->ins[k];
         int nr = reads_of(in);
         used[in->a] |= nr >= 1, used[in->b] |= nr >= 2, used[in->c] |= nr >= 3;
+        if (in->op == F_ADDBOUND || in->op == F_ADDKBOUND)
+            used[in->d] = 1;
     }
     for (uint32_t k = 0; k < f->n_pairs; k++) {
         const struct fpair *p = &f->pairs[k];
@@ -588,6 +633,7 @@ static void renumber(struct builder *B)
     for (uint32_t k = 0; k < f->n_ins; k++) {
         struct fins *in = &f->ins[k];
         in->dst = to[in->dst], in->a = to[in->a], in->b = to[in->b], in->c = to[in->c];
+        in->d = to[in->d];
     }
     for (uint32_t k = 0; k < f->n_pairs; k++) {
         struct fpair *p = &f->pairs[k];
@@ -608,7 +654,7 @@ uint32_t kc_fast_size(const struct kc_fast *f, uint32_t *n_init)
 static const char *const OP_NAMES[F_COUNT] = {
     "end", "param4", "param8", "paramu", "params", "dim", "tvar", "addpp", "add", "mulpp",
     "mulkpos", "mulkneg", "mulpr", "mul", "wrapp", "min", "max", "join", "div", "rem",
-    "shr", "and", "or", "bound", "trip", "neq", "addk", "addkp", "mulkpp", "divp"};
+    "shr", "and", "or", "bound", "trip", "neq", "addk", "addkp", "mulkpp", "divp", "addbound", "addkbound"};
 
 size_t kc_fast_describe(const struct kc_fast *f, char *out, size_t size)
 {
@@ -722,6 +768,7 @@ struct kc_fast *kc_fast_compile(const struct kc_check *c)
         goto fail;
     drop_dead(B, root);
     specialize(B);
+    fuse_bounds(B, root);
     renumber(B);
     struct fins *grown = realloc(f->ins, (f->n_ins + 1) * sizeof *grown);
     if (!grown)
@@ -755,7 +802,8 @@ int kc_fast_eval(const struct kc_fast *f, const unsigned char *params, size_t ps
         [F_MIN] = &&min, [F_MAX] = &&max, [F_JOIN] = &&join, [F_DIV] = &&div,
         [F_REM] = &&rem, [F_SHR] = &&shr, [F_AND] = &&and, [F_OR] = &&or,
         [F_BOUND] = &&bound, [F_TRIP] = &&trip, [F_NEQ] = &&neq, [F_ADDK] = &&addk,
-        [F_ADDKP] = &&addkp, [F_MULKPP] = &&mulkpp, [F_DIVP] = &&divp};
+        [F_ADDKP] = &&addkp, [F_MULKPP] = &&mulkpp, [F_DIVP] = &&divp,
+        [F_ADDBOUND] = &&addbound, [F_ADDKBOUND] = &&addkbound};
     const struct fins *in = f->ins;
     struct iv *r;
 #define DISPATCH() do { r = &v[in->dst]; goto *L[in->op]; } while (0)
@@ -828,6 +876,19 @@ addkp:
     GIVE_UP_UNLESS(!__builtin_add_overflow(v[in->a].lo, in->imm, &r->lo));
     r->hi = r->lo;
     NEXT();
+addbound: {
+        struct iv sum;
+        GIVE_UP_UNLESS(op_add(&sum, v[in->a], v[in->b]) &&
+                       op_bound(r, sum, v[in->d], v[in->c]));
+        NEXT();
+    }
+addkbound: {
+        struct iv sum;
+        GIVE_UP_UNLESS(!__builtin_add_overflow(v[in->a].lo, in->imm, &sum.lo) &&
+                       !__builtin_add_overflow(v[in->a].hi, in->imm, &sum.hi) &&
+                       op_bound(r, sum, v[in->d], v[in->c]));
+        NEXT();
+    }
 mulkpp:
     GIVE_UP_UNLESS(!__builtin_mul_overflow(v[in->a].lo, in->imm, &r->lo));
     r->hi = r->lo;

@@ -236,3 +236,46 @@ def test_fast_path_immediate_forms_agree_with_python(p, threads):
         assert fast is None  # a division by zero: the general evaluator decides
     else:
         assert fast == want
+
+
+def _bound_check():
+    from kernelcheck.launch.check import AccessRecord
+
+    program = ((1, 0, 8, 0, 0),      # 0: base
+               (1, 8, 4, 0, 0),      # 1: p
+               (3, 0, 0, 0, 0),      # 2: tid.x
+               (5, 2, 1, 0, 0),      # 3: tid.x + p (two ranges' sum)
+               (1, 12, 4, 0, 0),     # 4: n
+               (17, 3, -1, 4, 0),    # 5: bounded by n
+               (0, 0, 0, 4, 0),      # 6: 4
+               (6, 5, 6, 0, 0),      # 7
+               (5, 0, 7, 0, 0),      # 8: written address
+               (0, 0, 0, 7, 0),      # 9: 7
+               (5, 2, 9, 0, 0),      # 10: tid.x + 7 (a range plus a constant)
+               (17, 10, -1, 4, 0),   # 11: bounded by n
+               (6, 11, 6, 0, 0),     # 12
+               (5, 0, 12, 0, 0))     # 13: read address
+    return LaunchCheck("k", 16, program, (AccessRecord(1, 4, 8), AccessRecord(0, 4, 13)),
+                       ((0, 1),))
+
+
+def test_fast_path_fuses_a_bound_into_the_sum_before_it():
+    from kernelcheck.shim.native import fast_ops, native_evaluate
+
+    check = _bound_check()
+    blob = check.to_bytes()
+    ops = fast_ops(blob)
+    assert {"addbound", "addkbound"} <= set(ops) and "bound" not in ops, ops
+    decided = 0
+    for p in (0, 3, 7, 20, 100):
+        for n in (0, 5, 10, 40):
+            for threads in (1, 8, 32):
+                buf = (0x7F0000000000).to_bytes(8, "little") + p.to_bytes(4, "little") + \
+                    n.to_bytes(4, "little")
+                python = evaluate(check, buf, (1, 1, 1), (threads, 1, 1))
+                want = (python.verdict, python.decided_by)
+                assert native_evaluate(blob, buf, (1,), (threads,)) == want
+                fast = native_evaluate(blob, buf, (1,), (threads,), path="fast")
+                assert fast in (None, want), (p, n, threads)  # None: an empty bound
+                decided += fast is not None
+    assert decided >= 15  # the bounds are empty on the others
