@@ -4,7 +4,10 @@ instruction's text into Kernel IR parts, built during the LALR parse.
 :func:`parse_instruction_text` is the one entry point; it returns an
 :class:`InstructionParts` (guard, opcode, modifiers, operands) and keeps a bounded memo of
 recent texts, since a library repeats the same instruction text many times
-(``ULDC.64 UR4, c[0x0][0x208]``, ``NOP``, ``EXIT``). Whatever lark raises is converted into
+(``ULDC.64 UR4, c[0x0][0x208]``, ``NOP``, ``EXIT``). A text not in the memo goes through
+:mod:`kernelcheck.sass.fast_path` (split at commas, each operand looked up in a memo, an
+unseen operand parsed alone by this grammar); only what the fast path cannot split goes to
+lark whole. Whatever lark raises is converted into
 :class:`~kernelcheck.errors.SassSyntaxError` with the column and the expected tokens.
 
 Operand conventions (nvdisasm, CUDA 12.x/13.x):
@@ -46,8 +49,10 @@ from kernelcheck.ir.nodes import (
     Symbol,
     VectorOperand,
 )
+from kernelcheck.sass.fast_path import FastPath
 
-__all__ = ["InstructionParts", "parse_instruction_text", "grammar_path", "is_register_name"]
+__all__ = ["InstructionParts", "parse_instruction_text", "parse_with_grammar", "grammar_path",
+           "is_register_name"]
 
 _REGISTER = re.compile(r"(?:R\d+|RZ|UR\d+|URZ|P[0-6T]|UP[0-6T]|B\d+|SB\d+|PR|UPR)$")
 _SCALE = re.compile(r"X(\d+)$")
@@ -326,19 +331,40 @@ def parse_instruction_text(
     found = _memo.get(text)
     if found is not None:
         return found
+    parts = _fast.parse(text)
+    if parts is None:
+        parts = parse_with_grammar(text, filename=filename, line=line)
+    if len(_memo) >= _MEMO_LIMIT:
+        _memo.clear()
+    _memo[text] = parts
+    return parts
+
+
+def parse_with_grammar(
+    text: str, *, filename: str | None = None, line: int = 1
+) -> InstructionParts:
+    """Parse one instruction with the grammar alone: no memo, no fast path.
+
+    The reference :func:`parse_instruction_text` is tested against, and what it falls back
+    to; same parameters, result and errors.
+
+    Examples
+    --------
+    >>> parse_with_grammar("EXIT") == parse_instruction_text("EXIT")
+    True
+    """
     parser = _parser()
     try:
-        parts = parser.parse(text)
+        return parser.parse(text)
     except UnexpectedInput_ as error:
         raise _syntax_error(error, text, filename, line, parser) from None
     except (LarkError, ValueError) as error:  # a check in the builder failed
         cause = getattr(error, "orig_exc", error)
         raise SassSyntaxError(str(cause), filename=filename, line=line, column=1,
                               text_line=text) from error
-    if len(_memo) >= _MEMO_LIMIT:
-        _memo.clear()
-    _memo[text] = parts
-    return parts
+
+
+_fast = FastPath(lambda text: parse_with_grammar(text).operands, InstructionParts)
 
 
 UnexpectedInput_ = (UnexpectedCharacters, UnexpectedToken, UnexpectedEOF)
