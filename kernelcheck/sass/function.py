@@ -52,20 +52,6 @@ def label_for_offset(offset: int) -> str:
     return f".L_{offset:#x}"
 
 
-def _undo_json_quirks(text: str) -> str:
-    """Put operands back where nvdisasm's listing has them.
-
-    ``nvdisasm -json`` (CUDA 13.5) reports the ``PR`` source of ``P2R`` in the
-    ``predicate`` field, so the joined text reads ``PR P2R R23,RZ,0x4`` where the listing
-    (``-c``) prints ``P2R R23, PR, RZ, 0x4``.
-    """
-    if text.startswith("PR "):
-        opcode, _, operands = text[3:].partition(" ")
-        first, _, rest = operands.partition(",")
-        return f"{opcode} {first},PR,{rest}" if rest else f"{opcode} {first},PR"
-    return text
-
-
 def _resolve_targets(parts_operands, opcode: str) -> tuple[tuple, list[int]]:
     if opcode not in ADDRESS_OPCODES:
         return parts_operands, []
@@ -127,8 +113,7 @@ def build_function(
     instructions: list[tuple[int, Instruction]] = []
     wanted: dict[int, list[str]] = {}
     for (offset, text), line in zip(rows, line_numbers, strict=True):
-        parts = parse_instruction_text(_undo_json_quirks(text), filename=filename,
-                                       line=line)
+        parts = parse_instruction_text(text, filename=filename, line=line)
         operands, targets = _resolve_targets(parts.operands, parts.opcode)
         for target in targets:
             wanted.setdefault(target, []).append(label_for_offset(target))
