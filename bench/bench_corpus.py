@@ -72,7 +72,11 @@ def main(argv: list[str] | None = None) -> int:
     sink = open(args.jsonl, "w") if args.jsonl else None  # noqa: SIM115
     first_failures: dict[str, str] = {}
 
+    instructions = 0
+
     def record(item) -> None:
+        nonlocal instructions
+        instructions += item.instructions
         if item.status != "ok" and item.cause not in first_failures:
             first_failures[item.cause] = f"{item.image} {item.kernel}: {item.error}"[:300]
         if sink is not None:
@@ -85,9 +89,12 @@ def main(argv: list[str] | None = None) -> int:
     worker = summary.nvdisasm_seconds + summary.parse_seconds + summary.analysis_seconds
     ok = summary.kernels - summary.kernels_failed
     print(f"stage {args.stage}, {args.jobs} jobs: {summary.images} images, "
-          f"{summary.kernels} kernels in {summary.seconds:.1f} s wall")
+          f"{summary.kernels} kernels in {summary.seconds:.1f} s wall "
+          f"({summary.seconds / 60:.1f} min)")
     print(f"  {summary.images / summary.seconds:.2f} images/s, "
-          f"{summary.kernels / summary.seconds:.1f} kernels/s")
+          f"{summary.kernels / summary.seconds:.1f} kernels/s, "
+          f"{instructions / summary.seconds:,.0f} instructions/s of parsed kernels "
+          f"({instructions:,} in all)")
     if worker:
         print(f"  worker time {worker:.1f} s: nvdisasm {summary.nvdisasm_seconds:.1f} s "
               f"({100 * summary.nvdisasm_seconds / worker:.0f}%), parse "
