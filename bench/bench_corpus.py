@@ -8,10 +8,17 @@ kernels/s, the share of worker time spent in nvdisasm, and the kernels parsed an
 with failures grouped by cause. ``--limit N`` runs the first N images only (a measured
 sample) and extrapolates to the whole corpus, saying so.
 
+``--analyze N`` runs the idempotency analysis on the SASS of N images spread evenly over
+the library (every kernel lifted by :mod:`kernelcheck.sass.lift`), and prints the class
+distribution (always / conditional / never / not proven, the last split by reason), the
+analysis time per kernel (median, 90th percentile, max; ``--kernel-timeout`` caps one
+kernel, counted as not proven) and the extrapolation to the whole library.
+
 Usage::
 
     python bench/bench_corpus.py [--dir /tmp/torchwheel] [--arch sm_90] [--jobs N]
                                  [--limit N] [--stage ir|structure] [--jsonl out.jsonl]
+    python bench/bench_corpus.py --analyze 64 [--kernel-timeout 20]
     python bench/bench_corpus.py --file some/lib.so     # any binary, no download
 """
 
@@ -59,9 +66,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, help="only the first N images (a sample)")
     parser.add_argument("--stage", choices=("ir", "structure"), default="ir")
     parser.add_argument("--jsonl", help="also write the per-kernel records here")
+    parser.add_argument("--analyze", type=int, metavar="N",
+                        help="idempotency analysis of the SASS of N images spread over "
+                             "the library")
+    parser.add_argument("--kernel-timeout", type=float, default=20.0,
+                        help="seconds one kernel's analysis may take (--analyze)")
     args = parser.parse_args(argv)
 
     path = args.file or obtain_library(args.dir)
+    if args.analyze:
+        return analyze_sample(path, args.arch, args.analyze, args.jobs,
+                              args.kernel_timeout, args.jsonl)
     start = time.perf_counter()
     planned, _ = plan_jobs(path, args.arch)
     listing = time.perf_counter() - start
@@ -109,6 +124,107 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  extrapolated to all {total_images} images (sample of {summary.images}): "
               f"about {summary.seconds * scale / 60:.1f} min wall, "
               f"{summary.kernels * scale:.0f} kernels")
+    return 0
+
+
+def _reason_kind(reason: str) -> str:
+    """A reason without instruction numbers and names, for grouping."""
+    import re
+
+    text = re.sub(r" in \S+( \(line \d+\))?$", "", reason.split(";")[0])
+    text = re.sub(r"#\d+", "#k", text)
+    text = re.sub(r"(unknown instruction sass(\.[a-z0-9_]+)).*", r"\1", text)
+    text = re.sub(r"\b(ld|st|atom|red)\.[a-z0-9.]+ #k.*", r"\1", text)
+    return text[:90]
+
+
+def _analyze_job(job_and_timeout):
+    """Analyse every kernel of one cubin image: ``[(kernel, class, reason, seconds)]``."""
+    import signal
+
+    from kernelcheck.sass.analysis import analyze_sass_kernel
+    from kernelcheck.sass.loader import load_cubin_sass
+
+    job, timeout = job_and_timeout
+
+    class _Late(Exception):
+        pass
+
+    def late(signum, frame):
+        raise _Late
+
+    rows = []
+    try:
+        image = load_cubin_sass(job.data, job.image)
+    except Exception as error:  # noqa: BLE001 - the image is reported, not the run
+        return [(None, "image_failed", f"{type(error).__name__}", 0.0)]
+    for failure in image.failures:
+        rows.append((failure.name, "not_proven", f"SASS not parsed: {failure.cause}", 0.0))
+    signal.signal(signal.SIGALRM, late)
+    for kernel in image.module.kernels:
+        start = time.perf_counter()
+        signal.setitimer(signal.ITIMER_REAL, timeout)
+        try:
+            summary = analyze_sass_kernel(image.module, kernel)
+            kind, reason = summary.kernel_class, (
+                _reason_kind(summary.reasons[0]) if summary.kernel_class == "not_proven"
+                and summary.reasons else "")
+        except _Late:
+            kind, reason = "not_proven", f"analysis over {timeout:g} s"
+        except Exception as error:  # noqa: BLE001 - a fault of ours, counted
+            kind, reason = "not_proven", f"analysis fault: {type(error).__name__}"
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        rows.append((kernel.name, kind, reason, time.perf_counter() - start))
+    return rows
+
+
+def analyze_sample(path: str, arch: str, count: int, jobs: int, timeout: float,
+                   jsonl: str | None) -> int:
+    """The ``--analyze`` run (see the module documentation)."""
+    import statistics
+    from collections import Counter
+    from multiprocessing import Pool
+
+    from kernelcheck.corpus import plan_jobs
+
+    planned, _ = plan_jobs(path, arch)
+    cubins = [j for j in planned if j.kind == "cubin"]
+    step = max(len(cubins) / max(count, 1), 1.0)
+    sample = [cubins[int(k * step)] for k in range(min(count, len(cubins)))]
+    start = time.perf_counter()
+    with Pool(jobs) as pool:
+        results = pool.map(_analyze_job, [(j, timeout) for j in sample], chunksize=1)
+    wall = time.perf_counter() - start
+    rows = [r for rs in results for r in rs if r[0] is not None]
+    classes = Counter(r[1] for r in rows)
+    reasons = Counter(r[2] for r in rows if r[1] == "not_proven")
+    times = sorted(r[3] for r in rows if r[3] > 0)
+    total = len(rows)
+    if jsonl:
+        with open(jsonl, "w") as sink:
+            for name, kind, reason, seconds in rows:
+                sink.write(json.dumps({"kernel": name, "class": kind, "reason": reason,
+                                       "seconds": round(seconds, 4)}) + "\n")
+    print(f"{path}: {len(sample)} of {len(cubins)} {arch} cubin images (evenly spread), "
+          f"{total} kernels analysed in {wall:.0f} s wall with {jobs} jobs")
+    for kind in ("always", "conditional", "never", "not_proven"):
+        n = classes.get(kind, 0)
+        print(f"  {kind:12s} {n:6d}  {100 * n / max(total, 1):5.1f}%")
+    definite = total - classes.get("not_proven", 0)
+    print(f"  definite class: {100 * definite / max(total, 1):.1f}%")
+    print("  not proven, by reason:")
+    for reason, n in reasons.most_common(15):
+        print(f"    {n:6d}  {reason}")
+    if times:
+        q90 = times[int(0.9 * (len(times) - 1))]
+        print(f"  analysis time per kernel: median {1000 * statistics.median(times):.0f} ms, "
+              f"90th percentile {1000 * q90:.0f} ms, max {times[-1]:.1f} s, "
+              f"total {sum(times):.0f} s")
+    if sample and len(sample) < len(cubins):
+        scale = len(cubins) / len(sample)
+        print(f"  extrapolated to all {len(cubins)} images: about {total * scale:.0f} "
+              f"kernels, {wall * scale / 60:.0f} min wall with {jobs} jobs")
     return 0
 
 

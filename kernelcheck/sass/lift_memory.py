@@ -46,12 +46,27 @@ _ATOMIC_OPS = {"ADD": "add", "MIN": "min", "MAX": "max", "INC": "inc", "DEC": "d
                "AND": "and", "OR": "or", "XOR": "xor", "EXCH": "exch", "CAS": "cas",
                "CAST": "cas"}
 _SAFE_SPACES = {"shared", "local", "const"}
+#: Opcodes the operand tables do not describe that only write registers (no memory, no
+#: control flow), with how many consecutive registers from the first operand they may
+#: write: an over-count only makes more values opaque. ``LEPC`` loads the 64-bit program
+#: counter; the ``MMA`` forms write one accumulator fragment (at most 8 registers).
+_REGISTER_ONLY = {"LEPC": 2, "HMMA": 8, "IMMA": 8, "DMMA": 8, "BMMA": 8, "I2FP": 1,
+                  "F2FP": 1, "F2IP": 1, "VABSDIFF": 1, "VABSDIFF4": 1, "FMUL2": 2,
+                  "FADD2": 2, "FFMA2": 2}
 
 
 def opaque_instruction(lifter, instr: Instruction, skip_preds: bool = False) -> None:
     """Lift ``instr`` as a black box: its destinations become opaque values (from memory
     when it reads memory), or the whole instruction is unmodelled when it may write memory
     the analysis must see."""
+    if instr.opcode in _REGISTER_ONLY:
+        first = instr.operands[0] if instr.operands else None
+        if type(first) is Register and not is_predicate(first.name):
+            sources = [r for r in (_virtual(lifter, n) for n in _uses(instr)) if r]
+            for name in _registers(lifter, first.name, _REGISTER_ONLY[instr.opcode]):
+                if name not in ("RZ", "URZ"):
+                    write32(lifter, name, lambda r: opaque32(lifter, r, sources))
+            return
     if _may_write_memory(instr):
         lifter.unknown()
         return
