@@ -213,12 +213,60 @@ class Lifter:
             self.guard = None if guard is None else Guard(self.reg(guard.register).name,
                                                           guard.negated)
             self.sass_guard = () if guard is None else (guard.register, guard.negated)
+            if instr is block.last and instr.is_terminator:
+                self.guard, self.sass_guard = None, ()
+                self._canonical_pairs()
+                self.guard = None if guard is None else Guard(
+                    self.reg(guard.register).name, guard.negated)
+                self.sass_guard = () if guard is None else (guard.register, guard.negated)
             lift_instruction(self, instr)
+        if block.last is None or not block.last.is_terminator:
+            self.current = block.last
+            self.guard, self.sass_guard = None, ()
+            self._canonical_pairs()
         self.current = None
         if not emit:
             del self.out[saved[0]:]
             del self.origin[saved[1]:]
         return state
+
+    def _canonical_pairs(self) -> None:
+        """At a block end, move every 64-bit value held in two halves into the pair's own
+        register (``%rd4`` for ``R4:R5``, ``%rp4_19`` for ``R4:R19``), so that the facts
+        of every predecessor agree at a join: a pointer advanced in a loop keeps one
+        64-bit register around the back edge, which the analysis reads as an induction
+        variable."""
+        tags = self.state.tags
+        his = {}
+        for name, fact in tags.items():
+            if fact[0] == "v" and fact[2] == "hi":
+                his.setdefault(fact[1], []).append(name)
+        for lo, fact in sorted(tags.items()):
+            if fact[0] != "v" or fact[2] != "lo" or len(his.get(fact[1], ())) != 1:
+                continue
+            hi = his[fact[1]][0]
+            if tags.get(lo) != fact or tags.get(hi) != ("v", fact[1], "hi"):
+                continue  # changed by an earlier move of this loop
+            target = self.pair_name(lo, hi)
+            if target is None or target == fact[1]:
+                continue
+            self.emit("mov", ("b64",), (Register(target), Register(fact[1])), guard=False)
+            self.state.kill(target)
+            tags[lo] = ("v", target, "lo")
+            tags[hi] = ("v", target, "hi")
+
+    def pair_name(self, lo: str, hi: str) -> str | None:
+        """The 64-bit register of the SASS registers ``lo`` (low) and ``hi`` (high)."""
+        aligned = self.pair_reg(lo)
+        prefix = "UR" if lo.startswith("UR") else "R"
+        if aligned is not None and hi == f"{prefix}{int(lo[len(prefix):]) + 1}":
+            return aligned.name
+        if not (lo.startswith(prefix) and hi.startswith(prefix)
+                and lo[len(prefix):].isdigit() and hi[len(prefix):].isdigit()):
+            return None
+        name = f"%{prefix.lower()}p{lo[len(prefix):]}_{hi[len(prefix):]}"
+        self.types[name] = "b64"
+        return name
 
     # ------------------------------------------------------------------ labels
     def label_of(self, operand) -> str | None:

@@ -325,7 +325,8 @@ def write64(lifter, lo_name: str, hi_name: str, value: Register) -> None:
     target = lifter.pair_reg(lo_name) if _is_next(lo_name, hi_name) else None
     guard = lifter.guard
     if target is None:
-        target = lifter.tmp("b64")
+        name = lifter.pair_name(lo_name, hi_name) if guard is None else None
+        target = Register(name) if name is not None else lifter.tmp("b64")
         guard_ok = guard is None
     else:
         guard_ok = True
