@@ -37,10 +37,12 @@ KNOWN_WEAKER = {
     ("sm_90", "copy_gridstride_i64"): "not_proven",
 }
 # Kernels whose class is right but whose example instances the SASS LaunchCheck may leave
-# "not proven": on sm_90 a global read inside the loop goes through a pointer that the loop
-# advances and that the lifter does not rebuild as one 64-bit base, so its bytes are
-# unknown (sm_80 keeps the pointer in one register pair and is exact).
-WEAKER_INSTANCES = {("sm_90", "spmv_csr"), ("sm_90", "matmul_tiled")}
+# "not proven": a global read inside the loop goes through a pointer that the loop advances
+# and that the lifter does not rebuild as one 64-bit base, so its bytes are unknown.
+WEAKER_INSTANCES = {
+    ("sm_80", "spmv_csr"), ("sm_90", "spmv_csr"),
+    ("sm_80", "matmul_tiled"), ("sm_90", "matmul_tiled"),
+}
 _WEAKER_INSTANCES = set(KNOWN_WEAKER) | WEAKER_INSTANCES
 
 
