@@ -115,10 +115,14 @@ def _mov(lifter, instr):
 
 
 def _copy_fact(lifter, dest: str, source) -> None:
-    """A copied register keeps the facts of its source; a constant-bank read gets one."""
-    if lifter.guard is not None:
-        return
+    """A copied register keeps the facts of its source; a constant-bank read gets one.
+    A guarded copy of a 64-bit half is that half whenever the same guard holds."""
     source = plain(source)
+    if lifter.guard is not None:
+        fact = lifter.state.tags.get(source.name) if type(source) is Register else None
+        if fact is not None and fact[0] == "v":
+            lifter.state.tags[dest] = ("g", fact[1], fact[2]) + lifter.sass_guard
+        return
     offset = cbank_offset(lifter, source)
     if offset is not None:
         lifter.state.tags[dest] = ("cb", offset)

@@ -39,10 +39,7 @@ KNOWN_WEAKER = {
 # Kernels whose class is right but whose example instances the SASS LaunchCheck may leave
 # "not proven": a global read inside the loop goes through a pointer that the loop advances
 # and that the lifter does not rebuild as one 64-bit base, so its bytes are unknown.
-WEAKER_INSTANCES = {
-    ("sm_80", "spmv_csr"), ("sm_90", "spmv_csr"),
-    ("sm_80", "matmul_tiled"), ("sm_90", "matmul_tiled"),
-}
+WEAKER_INSTANCES = {("sm_80", "spmv_csr"), ("sm_90", "spmv_csr"), ("sm_80", "matmul_tiled")}
 _WEAKER_INSTANCES = set(KNOWN_WEAKER) | WEAKER_INSTANCES
 
 
