@@ -18,7 +18,7 @@ Usage::
 
     python bench/bench_corpus.py [--dir /tmp/torchwheel] [--arch sm_90] [--jobs N]
                                  [--limit N] [--stage ir|structure] [--jsonl out.jsonl]
-    python bench/bench_corpus.py --analyze 64 [--kernel-timeout 20]
+    python bench/bench_corpus.py --analyze 64 [--kernel-timeout 20] [--budget SECONDS]
     python bench/bench_corpus.py --file some/lib.so     # any binary, no download
 """
 
@@ -71,12 +71,14 @@ def main(argv: list[str] | None = None) -> int:
                              "the library")
     parser.add_argument("--kernel-timeout", type=float, default=20.0,
                         help="seconds one kernel's analysis may take (--analyze)")
+    parser.add_argument("--budget", type=float,
+                        help="wall seconds for --analyze: report the images finished by then")
     args = parser.parse_args(argv)
 
     path = args.file or obtain_library(args.dir)
     if args.analyze:
         return analyze_sample(path, args.arch, args.analyze, args.jobs,
-                              args.kernel_timeout, args.jsonl)
+                              args.kernel_timeout, args.jsonl, args.budget)
     start = time.perf_counter()
     planned, _ = plan_jobs(path, args.arch)
     listing = time.perf_counter() - start
@@ -180,7 +182,7 @@ def _analyze_job(job_and_timeout):
 
 
 def analyze_sample(path: str, arch: str, count: int, jobs: int, timeout: float,
-                   jsonl: str | None) -> int:
+                   jsonl: str | None, budget: float | None = None) -> int:
     """The ``--analyze`` run (see the module documentation)."""
     import statistics
     from collections import Counter
@@ -193,21 +195,39 @@ def analyze_sample(path: str, arch: str, count: int, jobs: int, timeout: float,
     step = max(len(cubins) / max(count, 1), 1.0)
     sample = [cubins[int(k * step)] for k in range(min(count, len(cubins)))]
     start = time.perf_counter()
-    with Pool(jobs) as pool:
-        results = pool.map(_analyze_job, [(j, timeout) for j in sample], chunksize=1)
+    rows = []
+    done = 0
+    sink = open(jsonl, "w") if jsonl else None  # noqa: SIM115
+    # Results are kept image by image as they arrive, so a run stopped by --budget still
+    # reports every image it finished.
+    pool = Pool(jobs)
+    try:
+        for result in pool.imap_unordered(_analyze_job, [(j, timeout) for j in sample]):
+            done += 1
+            for name, kind, reason, seconds in result:
+                if name is None:
+                    continue
+                rows.append((name, kind, reason, seconds))
+                if sink is not None:
+                    sink.write(json.dumps({"kernel": name, "class": kind, "reason": reason,
+                                           "seconds": round(seconds, 4)}) + "\n")
+            if sink is not None:
+                sink.flush()
+            sys.stderr.write(f"\r{done}/{len(sample)} images, {len(rows)} kernels ")
+            if budget and time.perf_counter() - start > budget:
+                break
+    finally:
+        pool.terminate()
+        if sink is not None:
+            sink.close()
     wall = time.perf_counter() - start
-    rows = [r for rs in results for r in rs if r[0] is not None]
     classes = Counter(r[1] for r in rows)
     reasons = Counter(r[2] for r in rows if r[1] == "not_proven")
     times = sorted(r[3] for r in rows if r[3] > 0)
     total = len(rows)
-    if jsonl:
-        with open(jsonl, "w") as sink:
-            for name, kind, reason, seconds in rows:
-                sink.write(json.dumps({"kernel": name, "class": kind, "reason": reason,
-                                       "seconds": round(seconds, 4)}) + "\n")
-    print(f"{path}: {len(sample)} of {len(cubins)} {arch} cubin images (evenly spread), "
-          f"{total} kernels analysed in {wall:.0f} s wall with {jobs} jobs")
+    print(f"\n{path}: {done} of {len(cubins)} {arch} cubin images (evenly spread; "
+          f"{len(sample)} planned), {total} kernels analysed in {wall:.0f} s wall with "
+          f"{jobs} jobs")
     for kind in ("always", "conditional", "never", "not_proven"):
         n = classes.get(kind, 0)
         print(f"  {kind:12s} {n:6d}  {100 * n / max(total, 1):5.1f}%")
@@ -221,8 +241,8 @@ def analyze_sample(path: str, arch: str, count: int, jobs: int, timeout: float,
         print(f"  analysis time per kernel: median {1000 * statistics.median(times):.0f} ms, "
               f"90th percentile {1000 * q90:.0f} ms, max {times[-1]:.1f} s, "
               f"total {sum(times):.0f} s")
-    if sample and len(sample) < len(cubins):
-        scale = len(cubins) / len(sample)
+    if done and done < len(cubins):
+        scale = len(cubins) / done
         print(f"  extrapolated to all {len(cubins)} images: about {total * scale:.0f} "
               f"kernels, {wall * scale / 60:.0f} min wall with {jobs} jobs")
     return 0
