@@ -194,6 +194,10 @@ def analyze_sample(path: str, arch: str, count: int, jobs: int, timeout: float,
     cubins = [j for j in planned if j.kind == "cubin"]
     step = max(len(cubins) / max(count, 1), 1.0)
     sample = [cubins[int(k * step)] for k in range(min(count, len(cubins)))]
+    # Visit the sample in a coarse-to-fine order (halves, then quarters, ...), so that the
+    # images finished within --budget are still spread over the whole library.
+    order = sorted(range(len(sample)), key=lambda k: (int(f"{k:08b}"[::-1], 2), k))
+    sample = [sample[k] for k in order]
     start = time.perf_counter()
     rows = []
     done = 0
