@@ -6,8 +6,9 @@ same classes, conditions and :class:`~kernelcheck.launch.check.LaunchCheck` as a
 The parameter buffer layout is the kernel's EIATTR_KPARAM_INFO, the same bytes a launch
 passes, so a LaunchCheck built here decides instances from the launch's own buffer.
 
-A failure inside the lifter is a fault of kernelcheck, not a verdict: it is reported as a
-``not_proven`` summary naming it, never raised into a caller such as the shim's helper.
+A failure inside the lifter or the analysis is a fault of kernelcheck, not a verdict: it is
+reported as a ``not_proven`` summary of that kernel naming it, never raised into a caller
+such as the shim's helper (where it would fail every kernel of the image).
 """
 
 from __future__ import annotations
@@ -56,11 +57,10 @@ def analyze_sass_kernel(module: Module, function: Function) -> KernelSummary:
     start = time.perf_counter()
     try:
         lifted, kernel = lifted_module(module, function)
-    except (ValueError, KeyError, IndexError, TypeError, AttributeError) as error:
-        summary = unanalysed_summary(function, f"the SASS lifter failed on {function.name}: "
-                                               f"{type(error).__name__}: {error}")
-        return summary
-    summary = analyze_kernel(lifted, kernel.function)
+        summary = analyze_kernel(lifted, kernel.function)
+    except Exception as error:  # noqa: BLE001 - a fault of ours: this kernel is not proven
+        return unanalysed_summary(function, f"analysis fault on {function.name}: "
+                                            f"{type(error).__name__}: {error}")
     # Accesses name the SASS instruction they come from (index and opcode), so reports
     # line them up with the structural listing of the SASS.
     sass = function.instructions
