@@ -159,8 +159,10 @@ def apply_guards(address: Term, guard) -> Term:
     memo: dict = {}
 
     def shift(t):
+        # ``t`` is ``wrap(x, key.bits, key.signed)``, which may have simplified to ``x``
+        # itself (a special register that fits the width): the width is the key's.
         key, c = shifted[t]
-        return Wrap(add(_bounded(key, cons[key]), Const(-c)), t.bits, t.signed)
+        return Wrap(add(_bounded(key, cons[key]), Const(-c)), key.bits, key.signed)
 
     def go(t, ctx):
         key = (id(t), ctx)

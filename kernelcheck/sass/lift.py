@@ -237,15 +237,9 @@ class Lifter:
         64-bit register around the back edge, which the analysis reads as an induction
         variable."""
         tags = self.state.tags
-        his = {}
-        for name, fact in tags.items():
-            if fact[0] == "v" and fact[2] == "hi":
-                his.setdefault(fact[1], []).append(name)
-        for lo, fact in sorted(tags.items()):
-            if fact[0] != "v" or fact[2] != "lo" or len(his.get(fact[1], ())) != 1:
-                continue
-            hi = his[fact[1]][0]
-            if tags.get(lo) != fact or tags.get(hi) != ("v", fact[1], "hi"):
+        for lo, hi, value in _pairings(tags):
+            fact = ("v", value, "lo")
+            if tags.get(lo) != fact or tags.get(hi) != ("v", value, "hi"):
                 continue  # changed by an earlier move of this loop
             target = self.pair_name(lo, hi)
             if target is None or target == fact[1]:
@@ -275,6 +269,45 @@ class Lifter:
 
     def block_of_label(self, name: str):
         return self.by_label.get(name)
+
+
+def _register_number(name: str) -> tuple[str, int]:
+    prefix = name.rstrip("0123456789")
+    digits = name[len(prefix):]
+    return prefix, int(digits) if digits else -1
+
+
+def _pairings(tags: dict[str, tuple]) -> list[tuple[str, str, str]]:
+    """``(lo, hi, value)`` for the SASS registers holding the halves of 64-bit values.
+
+    Copies of a pointer leave several registers holding the same half (``R0`` and ``R16``
+    both the low word of ``%rd16``); every low register with any high register makes the
+    value, so they are paired: aligned pairs first (``R16:R17``), then the remaining
+    registers in number order, which is the same in every predecessor of a join.
+    """
+    los: dict[str, list[str]] = {}
+    his: dict[str, list[str]] = {}
+    for name, fact in tags.items():
+        if fact[0] == "v":
+            (los if fact[2] == "lo" else his).setdefault(fact[1], []).append(name)
+    result = []
+    for value in sorted(los):
+        lo_names = sorted(los[value], key=_register_number)
+        hi_names = sorted(his.get(value, ()), key=_register_number)
+        if not hi_names:
+            continue
+        unpaired = []
+        for lo in lo_names:
+            prefix, number = _register_number(lo)
+            aligned = f"{prefix}{number + 1}"
+            if number >= 0 and number % 2 == 0 and aligned in hi_names:
+                hi_names.remove(aligned)
+                result.append((lo, aligned, value))
+            else:
+                unpaired.append(lo)
+        for lo, hi in zip(unpaired, hi_names, strict=False):
+            result.append((lo, hi, value))
+    return result
 
 
 def _declarations(types: dict[str, str]) -> list[RegisterDecl]:

@@ -105,6 +105,11 @@ def start_chain(lifter, preds, info) -> None:
             depends.append(snap.fact[1])
     for k, name in enumerate(carries):
         lifter.state.pending[name] = ("carry", info, carries, k, tuple(depends))
+    lo = info[2] if info[0] == "add" else None
+    if lo is not None and lo not in ("RZ", "URZ") and lo not in lifter.state.tags:
+        # The low word of a sum whose high word comes later: a copy of it taken before
+        # then is the low word of the 64-bit value the chain completes to.
+        lifter.state.tags[lo] = ("pl", lo, lifter.state.writes.get(lo, 0))
 
 
 def _snaps_of(info):
@@ -152,7 +157,13 @@ def carry_high(lifter, instr, dest: Register, hi_items, rest):
         total = _sum64(lifter, list(info[1]), hi_items, len(carries))
     if total is None or info[2] in ("RZ", "URZ"):
         return opaque_instruction(lifter, instr)
+    started = lifter.state.tags.get(info[2])
     write64(lifter, info[2], dest.name, total)
+    done = lifter.state.tags.get(info[2])
+    if started and started[0] == "pl" and done and done[0] == "v":
+        # Completed: copies of the low word taken in between pair with the new high word
+        # (read by build64); forgotten when the 64-bit register is rewritten.
+        lifter.state.pending[("done",) + started[1:]] = ("done", done[1], (done[1],))
 
 
 def _sum64(lifter, lo_items, hi_items, carries: int):

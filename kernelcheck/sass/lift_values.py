@@ -212,6 +212,10 @@ def build64(lifter, lo, hi, lo_fact=_CURRENT, lo_name: str | None = None,
             if a and b and a[0] == b[0] == "g" and a[1] == b[1] and (a[2], b[2]) == (
                     "lo", "hi") and a[3:] == lifter.sass_guard:
                 return Register(a[1])
+            if a and b and a[0] == "pl" and b[0] == "v" and b[2] == "hi":
+                done = lifter.state.pending.get(("done",) + a[1:])
+                if done is not None and done[1] == b[1]:
+                    return Register(b[1])
             if b == ("sx", name) and (lo_fact is _CURRENT or unchanged):
                 return _extend(lifter, src32(lifter, lo_p), True)
             if b and b[0] == "v" and b[2] == "hi" and b[1] in lifter.state.shl_source and (

@@ -1,0 +1,15 @@
+"""Guards attached to address terms (kernelcheck.analysis.lower)."""
+
+from __future__ import annotations
+
+from kernelcheck.analysis.lower import apply_guards
+from kernelcheck.analysis.terms import Bound, Cmp, Const, Param, Special, add, contains, wrap
+
+
+def test_bound_on_a_shifted_special_register_bounds_the_register():
+    # ``%tid.x + 1 < n`` bounds ``%tid.x``; the register fits 32 bits, so its wrap
+    # simplifies away and the shifted bound must take the width from the guard's term.
+    tid = Special("%tid.x")
+    guard = (Cmp("lt", wrap(add(tid, Const(1)), 32, False), Param("n", 8, 4)),)
+    guarded = apply_guards(add(Param("p", 0, 8), tid), guard)
+    assert contains(guarded, lambda t: type(t) is Bound)
