@@ -3,6 +3,7 @@
 
     python scripts/build_fixtures.py            # everything
     python scripts/build_fixtures.py --skip-triton --skip-numba
+    python scripts/build_fixtures.py --only asserts   # the artifacts of one CUDA source
 
 Inputs:  fixtures/src/*.cu, fixtures/src/host/vec_add_host.cu,
          fixtures/src/triton_kernels.py, fixtures/src/numba_kernels.py
@@ -31,10 +32,16 @@ NVCC = os.environ.get("NVCC", str(CUDA_HOME / "bin" / "nvcc"))
 ARCHS = (80, 90)
 O0G_STEMS = ("elementwise", "inplace", "atomics", "structs_calls", "misc")
 FATBIN_STEM = "elementwise"
+#: Stems to build (``--only``); empty means every source.
+ONLY: set[str] = set()
 
 
 def sources() -> list[Path]:
-    return sorted(SRC.glob("*.cu"))
+    return sorted(p for p in SRC.glob("*.cu") if not ONLY or p.stem in ONLY)
+
+
+def o0g_stems() -> list[str]:
+    return [stem for stem in O0G_STEMS if not ONLY or stem in ONLY]
 
 
 def run(cmd: list[str], **kw) -> None:
@@ -51,7 +58,7 @@ def nvcc_ptx() -> None:
                  "-o", out / f"{src.stem}.ptx"], cwd=SRC)
     out = FIX / "ptx" / "O0G"
     out.mkdir(parents=True, exist_ok=True)
-    for stem in O0G_STEMS:
+    for stem in o0g_stems():
         run([NVCC, "-ptx", "-arch=sm_80", "-O0", "-G", f"{stem}.cu", "-o", out / f"{stem}.ptx"],
             cwd=SRC)
 
@@ -132,7 +139,7 @@ def nvrtc12_ptx() -> None:
     only the 13.x library. ``ptx/nvrtc12`` at -O3 with line info for every source, and
     ``ptx/nvrtc12_G`` with device debug information (-G) for the O0G subset."""
     _nvrtc12_variant("nvrtc12", sources(), [b"-lineinfo"])
-    _nvrtc12_variant("nvrtc12_G", [SRC / f"{stem}.cu" for stem in O0G_STEMS],
+    _nvrtc12_variant("nvrtc12_G", [SRC / f"{stem}.cu" for stem in o0g_stems()],
                      [b"--device-debug"])
 
 
@@ -228,10 +235,20 @@ def main() -> int:
     ap.add_argument("--skip-nvrtc", action="store_true")
     ap.add_argument("--skip-triton", action="store_true")
     ap.add_argument("--skip-numba", action="store_true")
+    ap.add_argument("--only", action="append", default=[], metavar="STEM",
+                    help="build only the PTX and cubins of fixtures/src/STEM.cu (repeatable); "
+                         "no fatbin, executable, Triton or numba artifact")
     args = ap.parse_args()
+    if args.only:
+        missing = [s for s in args.only if not (SRC / f"{s}.cu").is_file()]
+        if missing:
+            ap.error(f"no fixtures/src/{missing[0]}.cu")
+        ONLY.update(args.only)
+        args.skip_triton = args.skip_numba = True
     if not args.skip_nvcc:
         nvcc_ptx()
-        fatbins_and_exe()
+        if not ONLY:
+            fatbins_and_exe()
     if not args.skip_nvrtc:
         nvrtc_artifacts()
         nvjitlink_check()
