@@ -417,5 +417,42 @@ class CubinFile:
         """The contents of the first section called `name` (None if absent or NOBITS)."""
         return self._contents.get(name)
 
+    def relocations(self, section: str) -> tuple[tuple[int, int, str, int], ...]:
+        """The relocations applied to ``section``: ``(offset, type, symbol, addend)`` each.
+
+        They are read from ``.rela<section>`` (or ``.rel<section>``, addend 0); an entry
+        whose symbol index is out of range names the symbol ``""``. A relocation table that
+        is not a whole number of entries raises :class:`BinaryFormatError`.
+
+        Examples
+        --------
+        >>> c = CubinFile(open("fixtures/cubin/sm_90/elementwise.cubin", "rb").read())
+        >>> c.relocations(".nv.constant4")
+        ()
+        """
+        found = []
+        for prefix, size in ((".rela", 24), (".rel", 16)):
+            name = prefix + section
+            data = self._contents.get(name)
+            if not data or not self.is_64bit:
+                continue
+            if len(data) % size:
+                raise self._error(f"relocation table of {len(data)} bytes is not a whole "
+                                  f"number of {size}-byte entries", name)
+            for start in range(0, len(data), size):
+                offset, info = struct.unpack_from("<QQ", data, start)
+                addend = struct.unpack_from("<q", data, start + 16)[0] if size == 24 else 0
+                index = info >> 32
+                symbol = self.symbols[index][0] if index < len(self.symbols) else ""
+                found.append((offset, info & 0xFFFFFFFF, symbol, addend))
+        return tuple(found)
+
+    def constant_bank_symbols(self, bank: int = 4) -> dict[int, str]:
+        """``{offset: symbol}`` for the doublewords of a module constant bank that hold
+        an address the loader fills in (bank 4 holds the addresses of the functions and
+        strings the code calls or passes: ``__assertfail``, ``vprintf``, ``$str``)."""
+        return {offset: symbol for offset, _, symbol, addend in
+                self.relocations(f".nv.constant{bank}") if addend == 0 and symbol}
+
     def __repr__(self) -> str:
         return f"<CubinFile {self.filename or ''} {self.arch} {self.num_kernels} kernels>"

@@ -71,6 +71,7 @@ class Lifter:
         self.origin: list[int] = []
         self.state = LiftState()
         self.current: Instruction | None = None
+        self.block = None
         self.guard: Guard | None = None
         self.sass_guard: tuple = ()
         self.serial = 0
@@ -199,6 +200,7 @@ class Lifter:
         from kernelcheck.sass.lift_rules import lift_instruction
 
         self.state = state
+        self.block = block
         saved = len(self.out), len(self.origin)
         state.pending.clear()
         state.writes.clear()

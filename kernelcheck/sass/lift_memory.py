@@ -12,6 +12,9 @@
 * ``CALL.REL`` to a subroutine of the same function: every register the subroutine may
   write becomes opaque; if it may write memory that is not shared or local, the call is
   unmodelled.
+* ``CALL.ABS`` to ``__assertfail`` (a failed device-side assertion, which aborts the
+  launch; :mod:`kernelcheck.sass.calls`) becomes ``trap``; any other absolute call is
+  unmodelled.
 * Anything else that may write memory (surface and tensor-memory operations, bulk copies,
   indirect branches, unknown opcodes) becomes an unmodelled instruction.
 """
@@ -29,6 +32,7 @@ from kernelcheck.ir.nodes import (
 from kernelcheck.ir.operands import SASS_KNOWN_OPCODES, access_kind, memory_spaces
 from kernelcheck.ir.operands import defs as _defs
 from kernelcheck.ir.operands import uses as _uses
+from kernelcheck.sass.calls import ASSERT_FAIL, call_target
 from kernelcheck.sass.lift_state import is_predicate
 from kernelcheck.sass.lift_values import (
     opaque32,
@@ -302,10 +306,17 @@ def _ldgsts(lifter, instr: Instruction) -> None:
 
 
 def call(lifter, instr: Instruction) -> None:
-    """``CALL.REL`` to a subroutine of this function (see the module documentation)."""
+    """``CALL.REL`` to a subroutine of this function, ``CALL.ABS`` to ``__assertfail``
+    (see the module documentation)."""
+    if "ABS" in instr.modifiers:
+        callee = call_target(lifter.sass, lifter.block.instructions, instr)
+        if callee == ASSERT_FAIL:
+            lifter.emit("trap")
+            return None
+        return lifter.unknown()
     target = next((o for o in instr.operands if type(o) is Symbol), None)
     block = lifter.block_of_label(target.name) if target is not None else None
-    if block is None or "ABS" in instr.modifiers:
+    if block is None:
         return lifter.unknown()
     body = _subroutine(lifter, block)
     if body is None or any(_may_write_memory(i) and i.opcode != "CALL" for i in body):

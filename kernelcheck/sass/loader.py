@@ -21,6 +21,7 @@ from kernelcheck.binary.cubin import CubinFile
 from kernelcheck.binary.nvdisasm import SassFunction, disassemble
 from kernelcheck.errors import KernelcheckError
 from kernelcheck.ir.nodes import Function, Module
+from kernelcheck.sass.calls import CBANK_FUNCTIONS_DIRECTIVE
 from kernelcheck.sass.function import function_from_sass
 from kernelcheck.sass.params import PARAM_CBANK_DIRECTIVE, params_from_kparam_info
 
@@ -97,8 +98,17 @@ def functions_of_cubin(
             gc.enable()
 
 
+def _bank_functions(cubin: CubinFile) -> tuple[tuple[int, int, str], ...]:
+    """The function addresses constant bank 4 holds (see :mod:`kernelcheck.sass.calls`)."""
+    functions = {name for name, _, kind, _ in cubin.symbols if kind == "STT_FUNC"}
+    return tuple(sorted((4, offset, name) for offset, name in
+                        cubin.constant_bank_symbols(4).items() if name in functions))
+
+
 def _functions_of_cubin(cubin, code, filename):
     symbols = local_code_symbols(cubin)
+    called = _bank_functions(cubin)
+    shared = ((CBANK_FUNCTIONS_DIRECTIVE, called),) if called else ()
     kernels = {k.name: k for k in cubin.iter_kernels()}
     order = [n for n in kernels if n in code] + [n for n in code if n not in kernels]
     functions: list[Function] = []
@@ -114,6 +124,7 @@ def _functions_of_cubin(cubin, code, filename):
                 if size is None:
                     size = max((p.offset + p.size for p in params), default=0)
                 directives = ((PARAM_CBANK_DIRECTIVE, (0, kernel.param_base, size)),)
+        directives += shared
         label = f"{filename or '<cubin>'}:{name}"
         try:
             functions.append(function_from_sass(

@@ -5,16 +5,18 @@ from __future__ import annotations
 from kernelcheck.analysis.summary import analyze_kernel
 from kernelcheck.binary.nvdisasm import SassFunction, SassInstruction
 from kernelcheck.ir.nodes import Module, Param
+from kernelcheck.sass.calls import CBANK_FUNCTIONS_DIRECTIVE
 from kernelcheck.sass.function import function_from_sass
 from kernelcheck.sass.lift import lift_function
 
 
-def _kernel(lines: list[str], params=(("param_0", "b64", 0), ("param_1", "b32", 8))):
+def _kernel(lines: list[str], params=(("param_0", "b64", 0), ("param_1", "b32", 8)),
+            directives=()):
     sass = function_from_sass(
         SassFunction("k", tuple(SassInstruction(16 * k, text) for k, text in
                                 enumerate(lines))),
         params=tuple(Param(name, kind, offset) for name, kind, offset in params),
-        directives=(("EIATTR_PARAM_CBANK", (0, 0x210, 12)),))
+        directives=(("EIATTR_PARAM_CBANK", (0, 0x210, 12)),) + directives)
     lifted = lift_function(sass)
     module = Module(None, ("sm_90",), 64, (lifted,), None)
     return analyze_kernel(module, lifted)
@@ -62,3 +64,34 @@ def test_pointer_copied_into_a_second_register_pair_stays_an_induction_variable(
     ])
     assert summary.kernel_class == "always"
     assert all("param_0" in term for term in _write_terms(summary))
+
+
+_ASSERTING = [
+    "S2R R0, SR_TID.X",
+    "LDC R5, c[0x0][0x218]",
+    "ISETP.GE.U32.AND P0, PT, R0, R5, PT",
+    "@!P0 BRA 0x80",
+    "MOV R2, 0x8",
+    "LDC.64 R2, c[0x4][R2]",
+    "LEPC R20, 0x70",
+    "CALL.ABS.NOINC R2",
+    "LDC.64 R2, c[0x0][0x210]",
+    "IMAD.WIDE.U32 R2, R0, 0x4, R2",
+    "STG.E desc[UR4][R2.64], R0",
+    "EXIT",
+]
+
+
+def test_call_of_assertfail_stops_the_thread():
+    # CUDA_KERNEL_ASSERT(tid < n) then p[tid] = tid: the failing branch ends the launch.
+    table = ((CBANK_FUNCTIONS_DIRECTIVE, ((4, 0, "vprintf"), (4, 8, "__assertfail"))),)
+    summary = _kernel(_ASSERTING, directives=table)
+    assert summary.kernel_class == "always"
+
+
+def test_absolute_call_of_an_unknown_target_is_not_proven():
+    table = ((CBANK_FUNCTIONS_DIRECTIVE, ((4, 0, "__assertfail"), (4, 8, "vprintf"))),)
+    for directives in ((), table):
+        summary = _kernel(_ASSERTING, directives=directives)
+        assert summary.kernel_class == "not_proven"
+        assert any("sass.call" in reason for reason in summary.reasons)

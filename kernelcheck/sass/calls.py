@@ -1,0 +1,128 @@
+"""Absolute calls in SASS: which runtime function a ``CALL.ABS`` calls.
+
+Code calls a function outside the kernel (``__assertfail`` behind ``assert`` and
+``CUDA_KERNEL_ASSERT``, ``vprintf`` behind ``printf``) through an address the loader writes
+into module constant bank 4; the relocation table of ``.nv.constant4`` names the function
+at each doubleword. The call sequence compilers emit is::
+
+    MOV R2, 0x0                 ; or c[0x4][imm] directly
+    LDC.64 R2, c[0x4][R2]
+    ...
+    CALL.ABS.NOINC R2
+
+A SASS function built from a cubin carries the bank's function addresses as the
+directive ``("CBANK_FUNCTIONS", ((bank, offset, symbol), ...))``; :func:`call_target`
+follows the call register back to that load inside the calling block, and gives up
+(``None``) on anything else: a load in another block, a guarded definition, an index that
+is not an immediate. A ``None`` target keeps the call unmodelled.
+
+The analysis models one target: ``__assertfail``. A failed device-side assertion aborts the
+launch with ``cudaErrorAssert``, a sticky error after which the context cannot be used,
+so no run in which the call happens can be resumed or re-executed; for the runs that can,
+the call is never reached. The lifter therefore lifts it as ``trap`` (the thread stops,
+writing nothing the program reads), which is also what the emulator does with PTX's
+``call __assertfail``.
+"""
+
+from __future__ import annotations
+
+from kernelcheck.ir.nodes import ConstantRef, Function, Immediate, Instruction, Register
+from kernelcheck.ir.operands import defs
+
+__all__ = ["CBANK_FUNCTIONS_DIRECTIVE", "ASSERT_FAIL", "bank_functions", "call_target"]
+
+CBANK_FUNCTIONS_DIRECTIVE = "CBANK_FUNCTIONS"
+ASSERT_FAIL = "__assertfail"
+_MOVES = ("MOV", "MOV32I", "UMOV")
+
+
+def bank_functions(function: Function) -> dict[tuple[int, int], str]:
+    """``{(bank, offset): symbol}`` from the function's ``CBANK_FUNCTIONS`` directive."""
+    for name, values in function.directives:
+        if name == CBANK_FUNCTIONS_DIRECTIVE:
+            return {(bank, offset): symbol for bank, offset, symbol in values}
+    return {}
+
+
+def _immediate(instr: Instruction) -> int | None:
+    """The immediate an unguarded move writes (``MOV R2, 0x0``, ``IMAD.MOV.U32 R2, RZ,
+    RZ, 0x8``), or None."""
+    ops = instr.operands
+    if instr.opcode in _MOVES and len(ops) == 2 and type(ops[1]) is Immediate:
+        return ops[1].value if ops[1].kind == "int" else None
+    if instr.opcode == "IMAD" and "MOV" in instr.modifiers and len(ops) == 4 and \
+            type(ops[3]) is Immediate and ops[3].kind == "int" and all(
+                type(o) is Register and o.name in ("RZ", "URZ") for o in ops[1:3]):
+        return ops[3].value
+    return None
+
+
+def _definition(before: tuple[Instruction, ...], name: str) -> tuple[int, Instruction] | None:
+    for position in range(len(before) - 1, -1, -1):
+        instr = before[position]
+        if name in defs(instr):
+            return position, instr
+    return None
+
+
+def call_target(function: Function, block_instructions: tuple[Instruction, ...],
+                call: Instruction) -> str | None:
+    """The symbol a ``CALL.ABS`` calls (see the module documentation), or None.
+
+    Parameters
+    ----------
+    function : Function
+        The calling SASS function (for its ``CBANK_FUNCTIONS`` directive).
+    block_instructions : tuple of Instruction
+        The instructions of the block holding ``call``.
+    call : Instruction
+        The ``CALL.ABS`` instruction.
+
+    Examples
+    --------
+    >>> from kernelcheck.binary.nvdisasm import SassFunction, SassInstruction
+    >>> from kernelcheck.sass.function import function_from_sass
+    >>> f = function_from_sass(SassFunction("k", (
+    ...     SassInstruction(0, "MOV R2, 0x0"),
+    ...     SassInstruction(16, "LDC.64 R2, c[0x4][R2]"),
+    ...     SassInstruction(32, "CALL.ABS.NOINC R2"),
+    ...     SassInstruction(48, "EXIT"))),
+    ...     directives=((CBANK_FUNCTIONS_DIRECTIVE, ((4, 0, "__assertfail"),)),))
+    >>> call_target(f, f.blocks[0].instructions, f.instructions[2])
+    '__assertfail'
+    """
+    table = bank_functions(function)
+    if not table or not call.operands:
+        return None
+    operand = call.operands[0]
+    position = next((k for k, i in enumerate(block_instructions) if i is call), None)
+    if position is None:
+        return None
+    before = block_instructions[:position]
+    if type(operand) is ConstantRef:
+        load = operand
+    elif type(operand) is Register:
+        found = _definition(before, operand.name)
+        if found is None:
+            return None
+        position, instr = found
+        if instr.guard is not None or instr.opcode != "LDC" or "64" not in instr.modifiers \
+                or len(instr.operands) != 2 or type(instr.operands[1]) is not ConstantRef \
+                or instr.operands[0] != operand:
+            return None
+        load = instr.operands[1]
+        before = before[:position]
+    else:
+        return None
+    if type(load.bank) is not int:
+        return None
+    offset = load.static_offset
+    if offset is None:
+        found = _definition(before, load.index.name)
+        if found is None or found[1].guard is not None:
+            return None
+        value = _immediate(found[1])
+        if value is None:
+            return None
+        offset = load.offset + value
+    return table.get((load.bank, offset))
