@@ -698,6 +698,38 @@ _w("half2_scale_inplace", lambda p, g, b: [Buffer("data", F16, 0, 2 * p["n"], ou
    _half2, rtol=2e-3, atol=2e-3)
 
 
+# ---------------------------------------------------------------- asserts.cu
+# Valid data: every assertion holds (a failed device assertion aborts the launch).
+def _gather_checked(x, p, g, b):
+    out = x["out"].copy()
+    k = _cnt(p, g, b)
+    out[:k] = x["src"][x["idx"][:k]]
+    return {"out": out}
+
+
+_w("gather_checked",
+   lambda p, g, b: [Buffer("out", F32, 0, p["n"], output=True),
+                    Buffer("src", F32, 0, max(p["m"], 1)),
+                    Buffer("idx", I32, 0, p["n"], _rand_index(max(p["m"], 1)))],
+   _gather_checked)
+
+
+def _scale_checked(x, p, g, b):
+    out = x["out"].copy()
+    k = _cnt(p, g, b) if p["n"] <= _threads(g, b) else 0
+    out[:k] = F32(p["s"]) * x["in"][:k]
+    return {"out": out}
+
+
+_w("scale_checked", lambda p, g, b: [Buffer("out", F32, 0, p["n"], output=True),
+                                     Buffer("in", F32, 0, p["n"])], _scale_checked)
+_w("increment_checked",
+   lambda p, g, b: [Buffer("x", F32, 0, p["n"],
+                           lambda rng, count: rng.uniform(0, 1, size=count), output=True)],
+   lambda x, p, g, b: {"x": np.concatenate([x["x"][:_cnt(p, g, b)] + F32(1),
+                                            x["x"][_cnt(p, g, b):]])})
+
+
 # ---------------------------------------------------------------- Triton
 def _tri(p, g):
     return max(0, min(p["n"], g[0] * 256))
