@@ -9,6 +9,13 @@ over the lanes.
 ``st`` is the launch batch state (:class:`kernelcheck.emu.executor.Batch`), ``fr`` the frame
 of the function being run (:class:`kernelcheck.emu.executor.Frame`: its register list and the
 per-lane ``.param`` areas of a device function).
+
+Device-side assertions: ``assert`` compiles to ``call __assertfail, (message, file, line,
+function, char_size)`` on an ``.extern .func`` without body, reached only when the assertion
+fails. On hardware that call aborts the launch (``cudaErrorAssert``, a sticky error), so a call
+of :data:`ASSERT_FAIL` the module gives no body is compiled as a ``TRAP``-kind op whose ``fn``
+(:func:`assertion_details`) decodes the strings the call passes, for the error the executor
+raises.
 """
 
 from __future__ import annotations
@@ -46,9 +53,15 @@ from kernelcheck.ir.nodes import (
 )
 
 __all__ = ["Op", "CompiledFunction", "CompileContext", "PLAIN", "BRANCH", "EXIT", "RET",
-           "CALL", "BRX", "TRAP", "BARRIER", "OPS", "where", "instruction_type"]
+           "CALL", "BRX", "TRAP", "BARRIER", "OPS", "ASSERT_FAIL", "where", "instruction_type",
+           "assertion_details"]
 
 PLAIN, BRANCH, EXIT, RET, CALL, BRX, TRAP, BARRIER = range(8)
+
+#: The CUDA runtime function a failed device-side ``assert`` calls.
+ASSERT_FAIL = "__assertfail"
+#: Longest assertion string decoded (bytes).
+_STRING_LIMIT = 512
 
 #: opcode -> factory(instr, cx) returning fn(st, fr, mask); filled by the op modules.
 OPS: dict = {}
@@ -344,7 +357,54 @@ def _compile_call(instr, cx, guard, negated) -> Op:
     for name in args + rets:
         if name not in cx.frame_params:
             raise cx.unsupported(f"call argument {name} is not a call-scope .param")
+    if callee == ASSERT_FAIL and not _has_body(cx.module, callee):
+        return Op(TRAP, assertion_details(args), instr, guard, negated, callee=callee,
+                  call_args=args)
     return Op(CALL, None, instr, guard, negated, callee=callee, call_args=args, call_rets=rets)
+
+
+def _has_body(module, name: str) -> bool:
+    return module is not None and any(f.name == name and f.body is not None
+                                      for f in module.functions)
+
+
+def assertion_details(args: tuple[str, ...]):
+    """A decoder ``fn(st, fr, lane)`` of the arguments of a ``call __assertfail``.
+
+    Parameters
+    ----------
+    args : tuple of str
+        The call-scope ``.param`` variables passed (message, file, line, function,
+        char size).
+
+    Returns
+    -------
+    callable
+        ``fn(st, fr, lane) -> (message, file, line, function)`` for one lane of the frame
+        ``fr``; each is ``None`` when the call does not pass it or it cannot be read (a
+        string pointer outside every allocation).
+    """
+
+    def decode(st, fr, lane: int):
+        if len(args) < 4:
+            return None, None, None, None
+        raw = [bytes(fr.params[name][lane]) for name in args[:4]]
+        message, file, function = (_c_string(st.mem, int.from_bytes(raw[k][:8], "little"))
+                                   for k in (0, 1, 3))
+        line = int.from_bytes(raw[2][:4], "little") if len(raw[2]) >= 4 else None
+        return message, file, line, function
+
+    return decode
+
+
+def _c_string(memory, address: int) -> str | None:
+    """The NUL-terminated string at a global (or generic global) ``address``, if readable."""
+    alloc = memory.find(address)
+    if alloc is None:
+        return None
+    start = address - alloc.base
+    data = bytes(alloc.data[start:start + _STRING_LIMIT])
+    return data.split(b"\0", 1)[0].decode("utf-8", errors="replace")
 
 
 def uint_getter(cx: CompileContext, operand, size: int):

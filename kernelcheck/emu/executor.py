@@ -21,6 +21,13 @@ Calls
     ``call`` runs the callee to completion for the calling lanes in a new frame (own
     registers, per-lane ``.param`` areas), then copies its return values back.
 
+Traps and device-side assertions
+    ``trap`` executed by any lane stops the launch with :class:`LaunchError`. A ``call`` of
+    ``__assertfail`` without a body (a failed ``assert``) stops it with
+    :class:`DeviceAssertionError`, naming the first failing thread, its block and the
+    assertion's message, file, line and function, as ``cudaErrorAssert`` aborts a launch
+    on hardware; nothing after it runs.
+
 A step budget (``step_limit``) stops a batch part way, for interrupted-execution experiments.
 
 Checkpoints and resume (the hooks of :mod:`kernelcheck.emu.resume`)
@@ -53,15 +60,53 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kernelcheck.emu.compiler import BARRIER, BRANCH, BRX, CALL, EXIT, PLAIN, RET, TRAP
+from kernelcheck.emu.compiler import BARRIER, BRANCH, BRX, CALL, EXIT, PLAIN, RET, TRAP, where
 from kernelcheck.errors import KernelcheckError
 
-__all__ = ["LaunchError", "Batch", "Frame", "FrameState", "CallSite", "StepLimitReached",
-           "run_kernel", "BitFlip"]
+__all__ = ["LaunchError", "DeviceAssertionError", "Batch", "Frame", "FrameState", "CallSite",
+           "StepLimitReached", "run_kernel", "BitFlip"]
 
 
 class LaunchError(KernelcheckError):
     """A launch stopped by the kernel itself (``trap``) or by an impossible state."""
+
+
+class DeviceAssertionError(LaunchError):
+    """A device-side assertion failed (``__assertfail``): the launch stops, as
+    ``cudaErrorAssert`` does on hardware.
+
+    ``block`` and ``thread`` are the ``%ctaid`` and ``%tid`` of the first failing thread
+    (lowest lane of the batch step), ``failing`` how many threads failed in that step;
+    ``message``, ``file``, ``line`` and ``function`` are what the call passed (``None``
+    where unreadable); ``location`` names the call instruction.
+    """
+
+    def __init__(self, kernel: str, block: tuple[int, int, int],
+                 thread: tuple[int, int, int], failing: int = 1,
+                 message: str | None = None, file: str | None = None,
+                 line: int | None = None, function: str | None = None,
+                 location: str = "") -> None:
+        self.kernel = kernel
+        self.block = block
+        self.thread = thread
+        self.failing = failing
+        self.message = message
+        self.file = file
+        self.line = line
+        self.function = function
+        self.location = location
+        text = f"device-side assertion failed in {kernel}: block {block}, thread {thread}"
+        if failing > 1:
+            text += f" (and {failing - 1} more threads)"
+        if message is not None:
+            text += f": Assertion `{message}` failed"
+        if file is not None:
+            text += f" at {file}:{line}" if line is not None else f" in {file}"
+        if function:
+            text += f" in {function}"
+        if location:
+            text += f" ({location})"
+        super().__init__(text)
 
 
 class StepLimitReached(Exception):
@@ -456,8 +501,7 @@ def _run_frame(batch: Batch, fr: Frame, active: np.ndarray, hook=None,
                 upc = None
             elif kind == TRAP:
                 if lanes.any():
-                    raise LaunchError(f"trap in {fr.cfunc.function.name} (instruction "
-                                      f"{op.instr.index})")
+                    raise _stopped(batch, fr, op, lanes)
                 upc += 1
             continue
         # -------------------------------------------------------------- divergent
@@ -521,10 +565,23 @@ def _run_frame(batch: Batch, fr: Frame, active: np.ndarray, hook=None,
             lane_pc = np.where(emask, chosen, np.where(at, p + 1, lane_pc))
         elif kind == TRAP:
             if count:
-                raise LaunchError(f"trap in {fr.cfunc.function.name} (instruction "
-                                  f"{op.instr.index})")
+                raise _stopped(batch, fr, op, emask)
             lane_pc = np.where(at, p + 1, lane_pc)
     return exited
+
+
+def _stopped(batch: Batch, fr: Frame, op, lanes: np.ndarray) -> LaunchError:
+    """The error of a ``trap`` (or failed assertion) executed by ``lanes``."""
+    if op.fn is None:
+        return LaunchError(f"trap in {fr.cfunc.function.name} (instruction "
+                           f"{op.instr.index})")
+    failing = np.flatnonzero(lanes)
+    lane = int(failing[0])
+    block, thread = batch.position(lane)
+    message, file, line, function = op.fn(batch, fr, lane)
+    return DeviceAssertionError(batch.program.kernel_name or fr.cfunc.function.name, block,
+                                thread, len(failing), message, file, line, function,
+                                where(op.instr, fr.cfunc.function))
 
 
 def _call(batch: Batch, fr: Frame, op, lanes: np.ndarray, hook=None,
