@@ -141,8 +141,11 @@ def _shifted(cons: dict) -> dict:
     return out
 
 
-def apply_guards(address: Term, guard) -> Term:
+def apply_guards(address: Term, guard, cache: dict | None = None) -> Term:
     """``address`` with the facts of ``guard`` attached as :class:`Bound` nodes.
+
+    ``cache`` (a dict the caller keeps while the terms are alive) shares the work between
+    calls with the same guard: the accesses of one block share both guard and subterms.
 
     Examples
     --------
@@ -152,11 +155,15 @@ def apply_guards(address: Term, guard) -> Term:
     >>> type(apply_guards(add(Param("p", 0, 8), t), g).args[1]).__name__
     'Bound'
     """
-    cons = _constraints(guard_literals(guard))
+    shared = cache.get(guard) if cache is not None else None
+    if shared is None:
+        cons = _constraints(guard_literals(guard))
+        shared = (cons, _shifted(cons) if cons else {}, {})
+        if cache is not None:
+            cache[guard] = shared
+    cons, shifted, memo = shared
     if not cons:
         return address
-    shifted = _shifted(cons)
-    memo: dict = {}
 
     def shift(t):
         # ``t`` is ``wrap(x, key.bits, key.signed)``, which may have simplified to ``x``
@@ -166,10 +173,11 @@ def apply_guards(address: Term, guard) -> Term:
 
     def go(t, ctx):
         key = (id(t), ctx)
-        if key in memo:
-            return memo[key]
+        found = memo.get(key)
+        if found is not None and found[0] is t:
+            return found[1]
         out = _go(t, ctx)
-        memo[key] = out
+        memo[key] = (t, out)
         return out
 
     def _go(t, ctx):

@@ -26,7 +26,7 @@ Predicates (:class:`Cmp`, :class:`PNot`, :class:`PAnd`, :class:`POr`, :class:`PC
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 __all__ = [
     "Term", "Const", "Param", "Special", "Opaque", "LoopVar", "Iter", "TripMax", "Add",
@@ -44,9 +44,14 @@ DIMS = ("%ntid.x", "%ntid.y", "%ntid.z", "%nctaid.x", "%nctaid.y", "%nctaid.z")
 
 
 class Term:
-    """Base class of integer terms."""
+    """Base class of integer terms.
 
-    __slots__ = ()
+    Terms are immutable trees shared between many larger terms, and they are dictionary
+    keys all through the analysis: each composite term computes its hash once and keeps it
+    (:func:`_hash_once`), instead of rehashing the whole tree on every lookup.
+    """
+
+    __slots__ = ("_hash",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,7 +220,7 @@ class Bound(Term):
 
 
 class Pred:
-    __slots__ = ()
+    __slots__ = ("_hash",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,6 +257,30 @@ class PConst(Pred):
 @dataclass(frozen=True, slots=True)
 class POpaque(Pred):
     tag: str
+
+
+def _hash_once(cls: type) -> None:
+    """Replace the dataclass ``__hash__`` of ``cls`` by one computed once per object (the
+    same fields, so equal terms still hash equal)."""
+    names = tuple(f.name for f in fields(cls) if f.compare)
+    tag = cls.__name__
+
+    def __hash__(self) -> int:
+        try:
+            return self._hash
+        except AttributeError:
+            value = hash((tag,) + tuple(getattr(self, n) for n in names))
+            object.__setattr__(self, "_hash", value)
+            return value
+
+    cls.__hash__ = __hash__
+
+
+for _cls in (Const, Param, Special, Opaque, LoopVar, TripMax, Iter, Add, Mul, Wrap, Min, Max,
+             Join, Div, Rem, Shr, BitAnd, BitOr, BitXor, NotEq, Bound, Cmp, PNot, PAnd, POr,
+             PConst, POpaque):
+    _hash_once(_cls)
+del _cls
 
 
 _NEGATE = {"lt": "ge", "le": "gt", "gt": "le", "ge": "lt", "eq": "ne", "ne": "eq"}
@@ -460,12 +489,26 @@ def _rebuild(t, go):
 # ----------------------------------------------------------------------------- printing
 
 
-def render(term, names: dict[str, str] | None = None) -> str:
+def render(term, names: dict[str, str] | None = None, memo: dict | None = None) -> str:
     """A compact C-like rendering of a term or predicate, for reasons and reports.
 
-    ``names`` maps PTX parameter names to source names.
+    ``names`` maps PTX parameter names to source names. ``memo`` (a dict the caller keeps
+    while the terms are alive) shares the text of subterms between calls: the guards of a
+    kernel's accesses are mostly the same terms.
     """
-    names = names or {}
+    return _render(term, names or {}, {} if memo is None else memo)
+
+
+def _render(term, names: dict[str, str], memo: dict) -> str:
+    found = memo.get(id(term))
+    if found is not None and found[0] is term:
+        return found[1]
+    text = _render_node(term, names, memo)
+    memo[id(term)] = (term, text)
+    return text
+
+
+def _render_node(term, names: dict[str, str], memo: dict) -> str:
     kind = type(term)
     if kind is Const:
         return str(term.value) if abs(term.value) < 1 << 16 else hex(term.value)
@@ -480,42 +523,44 @@ def render(term, names: dict[str, str] | None = None) -> str:
     if kind is Iter:
         return f"k{term.header}"
     if kind is TripMax:
-        return f"tripmax({render(term.x0, names)} < {render(term.bound, names)})"
+        x0, bound = _render(term.x0, names, memo), _render(term.bound, names, memo)
+        return f"tripmax({x0} < {bound})"
     if kind is Add:
-        out = render(term.args[0], names)
+        out = _render(term.args[0], names, memo)
         for a in term.args[1:]:
             if type(a) is Const and a.value < 0:
-                out += f" - {render(Const(-a.value), names)}"
+                out += f" - {_render(Const(-a.value), names, memo)}"
             elif type(a) is Mul and type(a.args[0]) is Const and a.args[0].value < 0:
-                out += f" - {render(mul(Const(-1), a), names)}"
+                out += f" - {_render(mul(Const(-1), a), names, memo)}"
             else:
-                out += f" + {render(a, names)}"
+                out += f" + {_render(a, names, memo)}"
         return out
     if kind is Mul:
-        return "*".join(_paren(a, names) for a in term.args)
+        return "*".join(_paren(a, names, memo) for a in term.args)
     if kind is Wrap:
-        return render(term.arg, names) if type(term.arg) is not Add else (
-            f"({render(term.arg, names)})")
+        return _render(term.arg, names, memo) if type(term.arg) is not Add else (
+            f"({_render(term.arg, names, memo)})")
     if kind in (Bound, NotEq):
-        return render(term.arg, names)
+        return _render(term.arg, names, memo)
     if kind in (Min, Max):
-        return f"{kind.__name__.lower()}({render(term.a, names)}, {render(term.b, names)})"
+        a, b = _render(term.a, names, memo), _render(term.b, names, memo)
+        return f"{kind.__name__.lower()}({a}, {b})"
     if kind is Join:
-        return "one of(" + ", ".join(render(a, names) for a in term.args) + ")"
+        return "one of(" + ", ".join(_render(a, names, memo) for a in term.args) + ")"
     if kind in (Div, Rem, BitAnd, BitOr, BitXor):
         op = {Div: "/", Rem: "%", BitAnd: "&", BitOr: "|", BitXor: "^"}[kind]
-        return f"{_paren(term.a, names)} {op} {_paren(term.b, names)}"
+        return f"{_paren(term.a, names, memo)} {op} {_paren(term.b, names, memo)}"
     if kind is Shr:
-        return f"{_paren(term.a, names)} >> {term.k}"
+        return f"{_paren(term.a, names, memo)} >> {term.k}"
     if kind is Cmp:
         op = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}[term.op]
-        return f"{render(term.a, names)} {op} {render(term.b, names)}"
+        return f"{_render(term.a, names, memo)} {op} {_render(term.b, names, memo)}"
     if kind is PNot:
-        return f"!({render(term.p, names)})"
+        return f"!({_render(term.p, names, memo)})"
     if kind is PAnd:
-        return f"{render(term.a, names)} && {render(term.b, names)}"
+        return f"{_render(term.a, names, memo)} && {_render(term.b, names, memo)}"
     if kind is POr:
-        return f"({render(term.a, names)} || {render(term.b, names)})"
+        return f"({_render(term.a, names, memo)} || {_render(term.b, names, memo)})"
     if kind is PConst:
         return "true" if term.value else "false"
     if kind is POpaque:
@@ -523,6 +568,6 @@ def render(term, names: dict[str, str] | None = None) -> str:
     return repr(term)
 
 
-def _paren(t, names) -> str:
-    text = render(t, names)
+def _paren(t, names, memo) -> str:
+    text = _render(t, names, memo)
     return f"({text})" if type(t) in (Add, Div, Rem, BitAnd, BitOr, BitXor) else text
