@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from kernelcheck.analysis.describe import byte_range_text
 from kernelcheck.analysis.lower import ProgramBuilder, affine_form, apply_guards
@@ -157,6 +158,7 @@ def _commuting_atomics(a: SymbolicAccess, b: SymbolicAccess) -> bool:
     return a.atomic_op == b.atomic_op and a.atomic_op in _OK_ATOMICS
 
 
+@lru_cache(maxsize=8192)
 def _base(address: Term) -> Param | None:
     """The pointer parameter an address is based on (a 64-bit Param summand)."""
     inner = address.arg if type(address) is Wrap else address
@@ -208,8 +210,8 @@ def residue_disjoint(write: SymbolicAccess, read: SymbolicAccess) -> bool:
     bw, br = _base(write.address), _base(read.address)
     if bw is None or bw != br:
         return False
-    rw = _residue(_strip_base(write.address, bw))
-    rr = _residue(_strip_base(read.address, br))
+    rw = _based_residue(write.address, bw)
+    rr = _based_residue(read.address, br)
     m = min(rw[0], rr[0], 62)
     if m <= 0:
         return False
@@ -219,6 +221,11 @@ def residue_disjoint(write: SymbolicAccess, read: SymbolicAccess) -> bool:
     if hi - lo + 1 >= mod:
         return False
     return not any((x % mod) == diff for x in range(lo, hi + 1))
+
+
+@lru_cache(maxsize=8192)
+def _based_residue(address: Term, base: Param) -> tuple[int, int]:
+    return _residue(_strip_base(address, base))
 
 
 def _strip_base(address: Term, base: Param) -> Term:
@@ -235,21 +242,22 @@ def _where(a: SymbolicAccess) -> str:
     return f"{a.instr.full_opcode} #{a.instr.index}{line}{via}"
 
 
-def _self_clobber(reads, writes, guarded_by) -> tuple[tuple, float]:
+def _self_clobber(reads, writes, guarded_by, assumed=frozenset()) -> tuple[tuple, float]:
     """``((read, write) or None, seconds in Z3)``: a read and a later write of the same
     bytes by the same thread under the same guard, in every instance that runs them.
 
     Syntactically equal addresses decide at once; otherwise Z3 may prove the two address
     terms equal for every thread that satisfies the guard
     (:func:`kernelcheck.analysis.smt.prove_same_address`: ``mul.wide`` versus ``shl`` of
-    the same index, a sum in another order).
+    the same index, a sum in another order). Guard literals in ``assumed`` hold in every
+    run that completes (a failing assertion aborts the launch) and are not compared.
     """
     candidates = []
     for w in writes:
         for r in reads:
             if (r.width == w.width and r.call_path == w.call_path
                     and r.function == w.function and r.instr.index < w.instr.index
-                    and set(r.guard) <= set(w.guard) and set(w.guard) <= set(r.guard)):
+                    and set(r.guard) - assumed == set(w.guard) - assumed):
                 if r.address == w.address:
                     return (r, w), 0.0
                 if _base(r.address) is not None and _base(r.address) == _base(w.address):
@@ -305,10 +313,11 @@ def analyze_kernel(module: Module, function: Function) -> KernelSummary:
     records: list[AccessRecord] = []
     index_of: dict[int, int] = {}
     guarded_of = []
+    guard_cache: dict = {}
     for a in sym.accesses:
         kind = READ if a.kind == "read" else WRITE if a.kind == "write" else (
             ATOMIC_BAD if a in bad_atomics else ATOMIC_OK)
-        guarded = apply_guards(a.address, a.guard)
+        guarded = apply_guards(a.address, a.guard, guard_cache)
         guarded_of.append(guarded)
         addr_slot = builder.slot(guarded)
         base = _base(a.address)
@@ -351,7 +360,7 @@ def analyze_kernel(module: Module, function: Function) -> KernelSummary:
     clobber = None
     if not bad_atomics:
         clobber, seconds = _self_clobber(reads, [w for w in writes if w.kind == "write"],
-                                         guarded_by)
+                                         guarded_by, sym.assumed)
         z3_seconds += seconds
     conditions: list[str] = []
     opaque_reads = [r for r in reads if r.space in ("texture", "surface")] if writes else []
@@ -382,6 +391,7 @@ def analyze_kernel(module: Module, function: Function) -> KernelSummary:
     ranges = {id(a): byte_range_text(g, a.width) for a, g in zip(sym.accesses, guarded_of,
                                                                  strict=True)}
     by_record = {index_of[id(a)]: a for a in sym.accesses}
+    stated: set[str] = set()
     for w_index, r_index in pairs:
         w, r = by_record[w_index], by_record[r_index]
         wr, rr = ranges[id(w)], ranges[id(r)]
@@ -391,14 +401,17 @@ def analyze_kernel(module: Module, function: Function) -> KernelSummary:
         else:
             text = (f"not idempotent when the bytes written by {records[w_index].label} "
                     f"overlap the bytes read by {records[r_index].label}")
-        if text not in conditions:
+        if text not in stated:
+            stated.add(text)
             conditions.append(text)
     if kernel_class == "conditional":
         reasons.extend(conditions)
-    names = {}
+    names: dict = {}
+    memo: dict = {}
     accesses = tuple(MemoryAccess(
         a.kind, a.instr.full_opcode, a.instr.index, a.instr.loc.line if a.instr.loc else None,
-        a.width, render(a.address, names), " && ".join(render(g, names) for g in a.guard),
+        a.width, render(a.address, names, memo),
+        " && ".join(render(g, names, memo) for g in a.guard),
         _base(a.address).name if _base(a.address) else None, access_rules.get(id(a), ""),
         ranges[id(a)], a.function, a.call_path, a.space)
         for a in sym.accesses)

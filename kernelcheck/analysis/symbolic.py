@@ -138,6 +138,9 @@ class SymbolicKernel:
     function: Function
     accesses: tuple[SymbolicAccess, ...]
     unmodelled: tuple[str, ...]
+    #: Guard literals that hold in every run that completes: the conditions of branches
+    #: whose other side only reaches ``call __assertfail`` (which aborts the launch).
+    assumed: frozenset = frozenset()
 
 
 class _State:
@@ -158,6 +161,24 @@ class _State:
     def copy(self) -> _State:
         return _State(dict(self.regs), dict(self.preds), self.guard, set(self.shared),
                       dict(self.frames), dict(self.stack))
+
+
+def _ends_thread(module: Module, instr: Instruction) -> bool:
+    """Whether ``instr`` always ends the launch: an unguarded ``trap``, or a call of an
+    external ``__assertfail`` (a failed device-side assertion)."""
+    if instr.guard is not None:
+        return False
+    if instr.opcode == "trap":
+        return True
+    if instr.opcode != "call":
+        return False
+    target = next((o for o in instr.operands if type(o) is Symbol), None)
+    if target is None or target.name != "__assertfail":
+        return False
+    try:
+        return module.get_function(target.name).body is None
+    except KeyError:
+        return True
 
 
 def _where(function: Function, instr: Instruction) -> str:
@@ -181,6 +202,10 @@ class _Walker:
         self.keys = keys if keys is not None else [len(function.blocks) + 1]
         self.accesses: list[SymbolicAccess] = []
         self.unmodelled: list[str] = []
+        #: Set by an instruction that ends the thread (``call __assertfail``) in the block
+        #: being walked.
+        self.stopped = False
+        self.assumed: set = set()
         self.returns: dict[tuple[str, int], list[Term]] = {}
         self.last_returns: dict[tuple[str, int], list[Term]] = {}
         self.callparams: dict[str, dict[int, Term]] = {}
@@ -240,13 +265,22 @@ class _Walker:
         self.pending, self.last_pending = [], {}
         out: dict = {}
         assumed: dict[int, set[str]] = {}
+        stopping = {node for node in order if node not in (ENTRY, "exit") and any(
+            _ends_thread(self.module, i) for i in block_of[node].instructions)}
         for node in order:
             if node in (ENTRY, "exit"):
                 if node == ENTRY:
                     out[ENTRY] = _State({}, {}, self.entry_guard, set())
                 continue
             preds = [p for p in cfg.predecessors(node) if (p, node) not in back and p in out]
-            incoming = [self._edge_state(cfg, p, node, out[p]) for p in preds]
+            incoming = []
+            for p in preds:
+                edge = self._edge_state(cfg, p, node, out[p])
+                if len(edge.guard) > len(out[p].guard):
+                    others = [q for q in cfg.successors(p) if q != node]
+                    if others and all(q in stopping for q in others):
+                        self.assumed.add(edge.guard[-1])
+                incoming.append(edge)
             if not incoming:
                 continue
             state = _merge(incoming)
@@ -265,9 +299,14 @@ class _Walker:
                 if self.loop_writes_local[node]:
                     state.stack.clear()
             self.block = node
+            self.stopped = False
             for instr in block_of[node].instructions:
                 self._step(instr, state)
-            out[node] = state
+                if self.stopped or (instr.opcode == "trap" and instr.guard is None):
+                    self.stopped = True  # trap aborts the launch, like a failed assertion
+                    break
+            if not self.stopped:
+                out[node] = state  # a thread that stopped reaches no successor
         return out, assumed
 
     def _defined_in(self, body, block_of):
@@ -614,7 +653,10 @@ class _Walker:
             callee = None
         if (callee is None or callee.body is None) and operands[0].name == "__assertfail":
             # A failed device-side assertion: the runtime records the message and aborts
-            # the launch; no memory of the program is written and no register returned.
+            # the launch (cudaErrorAssert, sticky: no run that reaches it is resumed or
+            # re-executed). It writes no memory of the program; an unconditional call ends
+            # the path, so what follows it holds the asserted condition.
+            self.stopped = instr.guard is None
             return
         if callee is None or callee.body is None:
             self.unmodelled.append(
@@ -638,6 +680,7 @@ class _Walker:
         inner = _Walker(self.module, callee, self.depth + 1, base, bindings,
                         self.call_path + (instr.index,), guard, self.keys)
         inner.run()
+        self.assumed |= inner.assumed
         first = len(self.accesses)
         self.accesses.extend(inner.accesses)
         self.unmodelled.extend(inner.unmodelled)
@@ -967,7 +1010,8 @@ def symbolic_kernel(module: Module, function: Function) -> SymbolicKernel:
     walker = _Walker(module, function, 0, 0, None, ())
     walker.run()
     unmodelled = tuple(dict.fromkeys(walker.unmodelled))
-    return SymbolicKernel(function, tuple(walker.accesses), unmodelled)
+    return SymbolicKernel(function, tuple(walker.accesses), unmodelled,
+                          frozenset(walker.assumed))
 
 
 _ = (neg, Special, VectorOperand, PConst)

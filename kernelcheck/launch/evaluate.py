@@ -144,7 +144,9 @@ def _wrap(v, bits, signed):
         x = (lo - lo_r) % (1 << bits) + lo_r
         return [(x, x)], True
     if hi - lo >= 1 << bits:
-        return None, False
+        # Every residue is possible: the whole range of the width (a later bound on the
+        # wrapped value, from a guard, still narrows it).
+        return [(lo_r, hi_r)], False
     mod = 1 << bits
     out = []
     for plo, phi in v:
@@ -412,7 +414,12 @@ def _byte_set(check: LaunchCheck, k: int, vals, params: bytes, allocations):
             return IntervalSet()
         for start, size in allocations:
             if start <= base < start + size:
-                return IntervalSet(((start, start + size),))
+                if v is None:
+                    return IntervalSet(((start, start + size),))
+                # Both bound the access: the allocation of its base, and the ranges of
+                # its (guard-bounded) address.
+                return IntervalSet((max(lo, start), min(hi + a.width, start + size))
+                                   for lo, hi in v if lo < start + size and hi + a.width > start)
         return None
     return IntervalSet((lo, hi + a.width) for lo, hi in v)
 

@@ -29,7 +29,8 @@ from __future__ import annotations
 from kernelcheck.ir.nodes import ConstantRef, Function, Immediate, Instruction, Register
 from kernelcheck.ir.operands import defs
 
-__all__ = ["CBANK_FUNCTIONS_DIRECTIVE", "ASSERT_FAIL", "bank_functions", "call_target"]
+__all__ = ["CBANK_FUNCTIONS_DIRECTIVE", "ASSERT_FAIL", "bank_functions", "call_target",
+           "stops_thread"]
 
 CBANK_FUNCTIONS_DIRECTIVE = "CBANK_FUNCTIONS"
 ASSERT_FAIL = "__assertfail"
@@ -126,3 +127,12 @@ def call_target(function: Function, block_instructions: tuple[Instruction, ...],
             return None
         offset = load.offset + value
     return table.get((load.bank, offset))
+
+
+def stops_thread(function: Function, block_instructions: tuple[Instruction, ...],
+                 call: Instruction) -> bool:
+    """Whether ``call`` is an unconditional ``CALL.ABS`` of ``__assertfail``: the thread
+    never runs the instructions after it."""
+    return "ABS" in call.modifiers and (call.guard is None or (
+        call.guard.register in ("PT", "UPT") and not call.guard.negated)) and call_target(
+        function, block_instructions, call) == ASSERT_FAIL

@@ -72,6 +72,7 @@ class Lifter:
         self.state = LiftState()
         self.current: Instruction | None = None
         self.block = None
+        self.stopped = False
         self.guard: Guard | None = None
         self.sass_guard: tuple = ()
         self.serial = 0
@@ -201,6 +202,7 @@ class Lifter:
 
         self.state = state
         self.block = block
+        self.stopped = False
         saved = len(self.out), len(self.origin)
         state.pending.clear()
         state.writes.clear()
@@ -222,7 +224,9 @@ class Lifter:
                     self.reg(guard.register).name, guard.negated)
                 self.sass_guard = () if guard is None else (guard.register, guard.negated)
             lift_instruction(self, instr)
-        if block.last is None or not block.last.is_terminator:
+            if self.stopped:
+                break  # the thread ends here (a call of __assertfail)
+        if not self.stopped and (block.last is None or not block.last.is_terminator):
             self.current = block.last
             self.guard, self.sass_guard = None, ()
             self._canonical_pairs()

@@ -312,6 +312,7 @@ def call(lifter, instr: Instruction) -> None:
         callee = call_target(lifter.sass, lifter.block.instructions, instr)
         if callee == ASSERT_FAIL:
             lifter.emit("trap")
+            lifter.stopped = lifter.guard is None
             return None
         return lifter.unknown()
     target = next((o for o in instr.operands if type(o) is Symbol), None)

@@ -564,11 +564,30 @@ def _bra(lifter, instr):
                 guard = Guard(pred.register.name, True)
             else:
                 guard = Guard(pred.name)
+        elif pred is not None and pred is not True and "DIV" not in instr.modifiers:
+            # ``@P0 BRA P1, L`` (``@!P0 BRA P1``): taken when both hold.
+            both = lifter.tmp("pred")
+            lifter.emit("and", ("pred",), (both, _positive(lifter, Register(guard.register),
+                                                           guard.negated),
+                                           _positive(lifter, *(
+                                               (pred.register, True)
+                                               if type(pred) is NegatedPredicate
+                                               else (pred, False)))), guard=False)
+            guard = Guard(both.name)
         else:
             choice = lifter.tmp("pred")
             opaque_pred(lifter, choice)
             guard = Guard(choice.name)
     lifter.emit("bra", (), (Symbol(label),), guard=guard)
+
+
+def _positive(lifter, register: Register, negated: bool) -> Register:
+    """``register``, or a temporary holding its negation."""
+    if not negated:
+        return register
+    flipped = lifter.tmp("pred")
+    lifter.emit("not", ("pred",), (flipped, register), guard=False)
+    return flipped
 
 
 def _exit(lifter, instr):

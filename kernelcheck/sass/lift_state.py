@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 
 from kernelcheck.ir.nodes import Function, Symbol
+from kernelcheck.sass.calls import stops_thread
 
 __all__ = ["LiftState", "block_successors", "is_predicate"]
 
@@ -90,7 +91,7 @@ def block_successors(function: Function) -> dict[int, tuple[int, ...]]:
     SASS branch may carry its predicate as an operand (``BRA.U !UP0, L``, ``BRA.DIV``)
     and still fall through; a missing edge would make the must-analysis claim facts it
     does not have. Indirect branches (``BRX``, ``JMX``) may go anywhere: every block is a
-    successor.
+    successor. A block that calls ``__assertfail`` unconditionally has none.
     """
     blocks = function.blocks
     index = {label: b.index for b in blocks for label in b.labels}
@@ -113,6 +114,9 @@ def block_successors(function: Function) -> dict[int, tuple[int, ...]]:
                 falls = True
             elif op in ("EXIT", "RET", "KILL"):
                 falls = conditional
+        if any(stops_thread(function, block.instructions, i) for i in block.instructions
+               if i.opcode == "CALL"):
+            targets, falls = [], False
         if falls and position + 1 < len(blocks):
             targets.append(blocks[position + 1].index)
         result[block.index] = tuple(dict.fromkeys(targets))

@@ -365,7 +365,8 @@ static void wrap(struct slot *r, const struct slot *v, int bits, int is_signed)
     }
     r->exact = 0;
     if (is_inf(lo) || is_inf(hi) || hi - lo >= mod) {
-        r->n = -1;
+        /* every residue is possible: the whole range of the width */
+        set1(r, lo_r, hi_r);
         return;
     }
     struct piece tmp[2 * MAXP];
@@ -609,8 +610,28 @@ static void byte_set(const struct kc_check *c, uint32_t k, const struct slot *v,
             out->n = 0;
             return;
         }
-        if (lookup(base, &start, &size))
+        if (!lookup(base, &start, &size))
+            return;
+        if (s->n < 0) {
             set1(out, (i128)start, (i128)start + (i128)size);
+            return;
+        }
+        /* Both bound the access: the allocation of its base and the ranges of its
+         * (guard-bounded) address. */
+        i128 alo = (i128)start, ahi = (i128)start + (i128)size;
+        out->n = 0;
+        for (int j = 0; j < s->n; j++) {
+            i128 lo = s->p[j].lo, hi = s->p[j].hi == KC_INF ? ahi : s->p[j].hi + a->width;
+            if (lo < alo)
+                lo = alo;
+            if (hi > ahi)
+                hi = ahi;
+            if (lo < hi) {
+                out->p[out->n].lo = lo;
+                out->p[out->n].hi = hi;
+                out->n++;
+            }
+        }
         return;
     }
     out->n = s->n;

@@ -53,6 +53,8 @@ def _successors(function, module=None, path=()):
         if instr.opcode != "call" or path + (instr.index,) not in g:
             continue
         body = module.get_function(callee)
+        if body is None or body.body is None:
+            continue  # an external function (``__assertfail``): no sites inside
         inner, head = _successors(body, module, path + (instr.index,))
         site = path + (instr.index,)
         after = list(g.successors(site))
