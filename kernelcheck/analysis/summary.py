@@ -364,18 +364,20 @@ def analyze_kernel(module: Module, function: Function) -> KernelSummary:
         z3_seconds += seconds
     conditions: list[str] = []
     opaque_reads = [r for r in reads if r.space in ("texture", "surface")] if writes else []
-    if unknown_writes or opaque_reads:
-        kernel_class = "not_proven"
-        reasons.extend(f"write at an unknown address: {_where(w)}" for w in unknown_writes)
-        reasons.extend(f"{r.space} read at {_where(r)} may read bytes the kernel writes "
-                       f"(texture and surface memory is not modelled)" for r in opaque_reads)
-    elif bad_atomics:
+    # A non-idempotent atomic or a proven same-thread clobber decides "never" whatever
+    # else the kernel writes: more writes cannot make an instance idempotent again.
+    if bad_atomics:
         kernel_class = "never"
     elif clobber is not None:
         kernel_class = "never"
         r, w = clobber
         reasons.append(f"{_describe_base(w)}[...] is read ({_where(r)}) and then written "
                        f"({_where(w)}) at the same address by the same thread")
+    elif unknown_writes or opaque_reads:
+        kernel_class = "not_proven"
+        reasons.extend(f"write at an unknown address: {_where(w)}" for w in unknown_writes)
+        reasons.extend(f"{r.space} read at {_where(r)} may read bytes the kernel writes "
+                       f"(texture and surface memory is not modelled)" for r in opaque_reads)
     elif not pairs:
         kernel_class = "always"
         if not writes:

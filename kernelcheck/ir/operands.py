@@ -443,7 +443,7 @@ SASS_KNOWN_OPCODES = frozenset({
     "MEMBAR", "FENCE", "ERRBAR", "CCTL", "DEPBAR",
     # control
     "BRA", "BRX", "JMP", "JMX", "EXIT", "RET", "CALL", "BAR", "BSSY", "BSYNC", "BREAK",
-    "WARPSYNC", "NOP", "YIELD", "KILL", "NANOSLEEP", "BPT",
+    "WARPSYNC", "NOP", "YIELD", "KILL", "NANOSLEEP", "BPT", "LEPC",
 })
 
 _SASS_GLOBAL = frozenset({"LDG", "STG", "ATOMG", "REDG"})
@@ -566,6 +566,8 @@ def _sass_operand_count(instr: Instruction, position: int, destination: bool) ->
     opcode = instr.opcode
     if opcode in _SASS_DOUBLE:
         return 2
+    if opcode == "LEPC":  # the 64-bit program counter (the return address of a call)
+        return 2 if destination else 1
     if opcode in _SASS_CONVERT:
         counts = _sass_convert_counts(instr)
         return counts[0] if destination else counts[1]

@@ -26,13 +26,17 @@ writing nothing the program reads), which is also what the emulator does with PT
 
 from __future__ import annotations
 
+import struct
+
 from kernelcheck.ir.nodes import ConstantRef, Function, Immediate, Instruction, Register
 from kernelcheck.ir.operands import defs
 
 __all__ = ["CBANK_FUNCTIONS_DIRECTIVE", "ASSERT_FAIL", "bank_functions", "call_target",
-           "stops_thread"]
+           "stops_thread", "BRANCH_TARGETS_DIRECTIVE", "decode_branch_targets",
+           "branch_targets"]
 
 CBANK_FUNCTIONS_DIRECTIVE = "CBANK_FUNCTIONS"
+BRANCH_TARGETS_DIRECTIVE = "EIATTR_INDIRECT_BRANCH_TARGETS"
 ASSERT_FAIL = "__assertfail"
 _MOVES = ("MOV", "MOV32I", "UMOV")
 
@@ -136,3 +140,41 @@ def stops_thread(function: Function, block_instructions: tuple[Instruction, ...]
     return "ABS" in call.modifiers and (call.guard is None or (
         call.guard.register in ("PT", "UPT") and not call.guard.negated)) and call_target(
         function, block_instructions, call) == ASSERT_FAIL
+
+
+def decode_branch_targets(payload: bytes) -> tuple[tuple[int, tuple[int, ...]], ...]:
+    """The entries of an EIATTR_INDIRECT_BRANCH_TARGETS payload: ``(branch offset,
+    target offsets)`` per indirect branch (``BRX``, ``JMX``) of a kernel.
+
+    Each entry is ``u32 branch offset, u32 (zero), u32 count, count x u32 target``
+    (checked against nvdisasm, which draws these edges in its control-flow graphs). A
+    payload that does not decode exactly gives ``()``: the branches stay unmodelled.
+
+    Examples
+    --------
+    >>> import struct
+    >>> decode_branch_targets(struct.pack("<IIIII", 0x100, 0, 2, 0x200, 0x300))
+    ((256, (512, 768)),)
+    """
+    entries = []
+    at = 0
+    while at + 12 <= len(payload):
+        branch, _, count = struct.unpack_from("<III", payload, at)
+        at += 12
+        if at + 4 * count > len(payload):
+            return ()
+        entries.append((branch, struct.unpack_from(f"<{count}I", payload, at)))
+        at += 4 * count
+    return tuple(entries) if at == len(payload) else ()
+
+
+def branch_targets(function: Function, instr: Instruction) -> tuple[int, ...] | None:
+    """The code offsets an indirect branch may jump to, or None when not recorded."""
+    if instr.pos is None:
+        return None
+    for name, values in function.directives:
+        if name == BRANCH_TARGETS_DIRECTIVE:
+            for branch, targets in values:
+                if branch == instr.pos.line:
+                    return tuple(targets)
+    return None

@@ -157,6 +157,7 @@ def function_from_sass(
     params: tuple[Param, ...] = (),
     directives: tuple[tuple[str, tuple[int, ...]], ...] = (),
     symbols: Mapping[str, int] | None = None,
+    labels: Mapping[int, tuple[str, ...]] | None = None,
     filename: str | None = None,
 ) -> Function:
     """The Kernel IR of one disassembled function (see :func:`build_function`).
@@ -177,5 +178,6 @@ def function_from_sass(
         params=params,
         directives=directives,
         symbols=symbols,
+        labels=labels,
         filename=filename,
     )

@@ -63,6 +63,16 @@ def opaque_instruction(lifter, instr: Instruction, skip_preds: bool = False) -> 
     """Lift ``instr`` as a black box: its destinations become opaque values (from memory
     when it reads memory), or the whole instruction is unmodelled when it may write memory
     the analysis must see."""
+    if instr.opcode in _NO_GLOBAL_EFFECT:
+        for name in _defs(instr):
+            if name in ("RZ", "URZ", "PT", "UPT"):
+                continue
+            if is_predicate(name):
+                opaque_pred(lifter, lifter.reg(name))
+                lifter.state.kill(name)
+            else:
+                write32(lifter, name, lambda r: opaque32(lifter, r))
+        return
     if instr.opcode in _REGISTER_ONLY:
         first = instr.operands[0] if instr.operands else None
         if type(first) is Register and not is_predicate(first.name):
@@ -87,6 +97,13 @@ def opaque_instruction(lifter, instr: Instruction, skip_preds: bool = False) -> 
                 lifter.state.kill(name)
             continue
         write32(lifter, name, lambda r: opaque32(lifter, r, sources, memory))
+
+
+#: sm_90 opcodes that touch no global memory: ``SYNCS`` (operations on shared-memory
+#: barriers: init, arrive, expect-tx, phase checks), ``ENDCOLLECTIVE`` (the end of a
+#: warp-collective region), ``UTMACCTL`` (tensor-map descriptor cache control) and
+#: ``B2R`` (barrier state into a register). Their destinations become opaque values.
+_NO_GLOBAL_EFFECT = frozenset({"SYNCS", "ENDCOLLECTIVE", "UTMACCTL", "B2R"})
 
 
 def _virtual(lifter, name: str):

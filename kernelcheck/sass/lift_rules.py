@@ -34,6 +34,8 @@ from kernelcheck.ir.nodes import (
     Symbol,
 )
 from kernelcheck.ir.operands import defs as _defs
+from kernelcheck.sass.calls import branch_targets
+from kernelcheck.sass.function import label_for_offset
 from kernelcheck.sass.lift_chains import carry_high, lea, snap, snap_value, start_chain
 from kernelcheck.sass.lift_memory import MEMORY_RULES, call, opaque_instruction
 from kernelcheck.sass.lift_state import is_predicate
@@ -581,6 +583,33 @@ def _bra(lifter, instr):
     lifter.emit("bra", (), (Symbol(label),), guard=guard)
 
 
+def _brx(lifter, instr):
+    """``BRX R, base``: one of the targets EIATTR_INDIRECT_BRANCH_TARGETS lists, chosen by
+    a value the analysis does not follow (each but the last behind an opaque predicate)."""
+    known = branch_targets(lifter.sass, instr)
+    labels = [label_for_offset(t) for t in known or ()]
+    if not labels or any(lifter.block_of_label(label) is None for label in labels):
+        return lifter.unknown()
+    for label in dict.fromkeys(labels[:-1]):
+        choice = lifter.tmp("pred")
+        opaque_pred(lifter, choice)
+        lifter.emit("bra", (), (Symbol(label),), guard=_and_guard(lifter, choice))
+    lifter.emit("bra", (), (Symbol(labels[-1]),))
+
+
+def _and_guard(lifter, choice: Register):
+    """``choice`` and the SASS guard of the current instruction, as one guard."""
+    from kernelcheck.ir.nodes import Guard
+
+    guard = lifter.guard
+    if guard is None:
+        return Guard(choice.name)
+    both = lifter.tmp("pred")
+    lifter.emit("and", ("pred",), (both, _positive(lifter, Register(guard.register),
+                                                   guard.negated), choice), guard=False)
+    return Guard(both.name)
+
+
 def _positive(lifter, register: Register, negated: bool) -> Register:
     """``register``, or a temporary holding its negation."""
     if not negated:
@@ -605,7 +634,8 @@ _RULES = {
     "IMNMX": _minmax, "VIMNMX": _minmax, "UIMNMX": _minmax, "VIADDMNMX": _minmax,
     "VIADD": _viadd, "ISETP": _isetp, "UISETP": _isetp, "PLOP3": _plop3, "UPLOP3": _plop3,
     "HFMA2": _hfma2, "S2R": _s2r, "S2UR": _s2r, "CS2R": _cs2r, "LDC": _ldc, "ULDC": _ldc,
-    "BRA": _bra, "JMP": _bra, "EXIT": _exit, "KILL": _exit, "RET": _ret, "CALL": call,
+    "BRA": _bra, "JMP": _bra, "BRX": _brx, "JMX": _brx, "EXIT": _exit, "KILL": _exit,
+    "RET": _ret, "CALL": call,
 }
 
 _ = (SpecialRegister, opaque32)

@@ -22,7 +22,8 @@ from __future__ import annotations
 import re
 
 from kernelcheck.ir.nodes import Function, Symbol
-from kernelcheck.sass.calls import stops_thread
+from kernelcheck.sass.calls import branch_targets, stops_thread
+from kernelcheck.sass.function import label_for_offset
 
 __all__ = ["LiftState", "block_successors", "is_predicate"]
 
@@ -110,8 +111,13 @@ def block_successors(function: Function) -> dict[int, tuple[int, ...]]:
                 has_pred = any(type(o) is not Symbol for o in last.operands)
                 falls = conditional or has_pred or "DIV" in last.modifiers
             elif op in ("BRX", "JMX"):
-                targets.extend(b.index for b in blocks)
-                falls = True
+                known = branch_targets(function, last)
+                if known is not None and all(label_for_offset(t) in index for t in known):
+                    targets.extend(index[label_for_offset(t)] for t in known)
+                    falls = conditional
+                else:
+                    targets.extend(b.index for b in blocks)
+                    falls = True
             elif op in ("EXIT", "RET", "KILL"):
                 falls = conditional
         if any(stops_thread(function, block.instructions, i) for i in block.instructions

@@ -21,8 +21,12 @@ from kernelcheck.binary.cubin import CubinFile
 from kernelcheck.binary.nvdisasm import SassFunction, disassemble
 from kernelcheck.errors import KernelcheckError
 from kernelcheck.ir.nodes import Function, Module
-from kernelcheck.sass.calls import CBANK_FUNCTIONS_DIRECTIVE
-from kernelcheck.sass.function import function_from_sass
+from kernelcheck.sass.calls import (
+    BRANCH_TARGETS_DIRECTIVE,
+    CBANK_FUNCTIONS_DIRECTIVE,
+    decode_branch_targets,
+)
+from kernelcheck.sass.function import function_from_sass, label_for_offset
 from kernelcheck.sass.params import PARAM_CBANK_DIRECTIVE, params_from_kparam_info
 
 __all__ = ["FunctionFailure", "SassImage", "load_cubin_sass", "module_from_cubin",
@@ -125,6 +129,14 @@ def _functions_of_cubin(cubin, code, filename):
                     size = max((p.offset + p.size for p in params), default=0)
                 directives = ((PARAM_CBANK_DIRECTIVE, (0, kernel.param_base, size)),)
         directives += shared
+        branches: tuple = ()
+        if kernel is not None:
+            for record in kernel.find(BRANCH_TARGETS_DIRECTIVE):
+                branches += decode_branch_targets(record.payload)
+        labels = None
+        if branches:
+            directives += ((BRANCH_TARGETS_DIRECTIVE, branches),)
+            labels = {t: (label_for_offset(t),) for _, targets in branches for t in targets}
         label = f"{filename or '<cubin>'}:{name}"
         try:
             functions.append(function_from_sass(
@@ -133,6 +145,7 @@ def _functions_of_cubin(cubin, code, filename):
                 params=params,
                 directives=directives,
                 symbols=symbols.get(f".text.{name}"),
+                labels=labels,
                 filename=label,
             ))
         except KernelcheckError as error:
