@@ -5,18 +5,18 @@ from __future__ import annotations
 from kernelcheck.analysis.summary import analyze_kernel
 from kernelcheck.binary.nvdisasm import SassFunction, SassInstruction
 from kernelcheck.ir.nodes import Module, Param
-from kernelcheck.sass.calls import CBANK_FUNCTIONS_DIRECTIVE
-from kernelcheck.sass.function import function_from_sass
+from kernelcheck.sass.calls import BRANCH_TARGETS_DIRECTIVE, CBANK_FUNCTIONS_DIRECTIVE
+from kernelcheck.sass.function import function_from_sass, label_for_offset
 from kernelcheck.sass.lift import lift_function
 
 
 def _kernel(lines: list[str], params=(("param_0", "b64", 0), ("param_1", "b32", 8)),
-            directives=()):
+            directives=(), labels=None):
     sass = function_from_sass(
         SassFunction("k", tuple(SassInstruction(16 * k, text) for k, text in
                                 enumerate(lines))),
         params=tuple(Param(name, kind, offset) for name, kind, offset in params),
-        directives=(("EIATTR_PARAM_CBANK", (0, 0x210, 12)),) + directives)
+        directives=(("EIATTR_PARAM_CBANK", (0, 0x210, 12)),) + directives, labels=labels)
     lifted = lift_function(sass)
     module = Module(None, ("sm_90",), 64, (lifted,), None)
     return analyze_kernel(module, lifted)
@@ -95,3 +95,22 @@ def test_absolute_call_of_an_unknown_target_is_not_proven():
         summary = _kernel(_ASSERTING, directives=directives)
         assert summary.kernel_class == "not_proven"
         assert any("sass.call" in reason for reason in summary.reasons)
+
+
+def test_indirect_branch_goes_to_its_listed_targets():
+    lines = [
+        "S2R R0, SR_TID.X",
+        "LDC.64 R2, c[0x0][0x210]",
+        "LDC R4, c[0x0][0x218]",
+        "BRX R4, -0x40",
+        "IMAD.WIDE.U32 R2, R0, 0x4, R2",
+        "STG.E desc[UR4][R2.64], R0",
+        "EXIT",
+    ]
+    targets = ((0x30, (0x40, 0x60)),)
+    labels = {t: (label_for_offset(t),) for t in (0x40, 0x60)}
+    known = _kernel(lines, directives=((BRANCH_TARGETS_DIRECTIVE, targets),), labels=labels)
+    assert known.kernel_class == "always"
+    unknown = _kernel(lines, labels=labels)
+    assert unknown.kernel_class == "not_proven"
+    assert any("sass.brx" in reason for reason in unknown.reasons)
