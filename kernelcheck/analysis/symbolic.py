@@ -27,6 +27,7 @@ bulk tensor copies, distributed shared memory, unknown opcodes, ...) is reported
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import networkx as nx
 
@@ -456,8 +457,9 @@ class _Walker:
             # The guarded write may not happen: the old value (if any) stays possible, and
             # the window property must hold for both.
             window = window and name in state.shared
-            if name in state.regs:
-                term = Join((state.regs[name], term))
+            old = state.regs.get(name)
+            if old is not None and not (_from_undefined(old) and not _from_undefined(term)):
+                term = Join((old, term))
         state.regs[name] = term
         state.frames.pop(name, None)  # re-established by _define for depot addresses
         if window:
@@ -875,6 +877,12 @@ def _natural_loops(cfg: nx.DiGraph, back) -> dict[int, frozenset]:
     return {h: frozenset(b) for h, b in loops.items()}
 
 
+@lru_cache(maxsize=16384)
+def _from_undefined(term: Term) -> bool:
+    """Whether ``term`` reads a register that was never defined (``?undef:%r``)."""
+    return contains(term, lambda t: type(t) is Opaque and t.tag.startswith("undef:"))
+
+
 def _merge(states: list[_State]) -> _State:
     if len(states) == 1:
         return states[0].copy()
@@ -886,6 +894,11 @@ def _merge(states: list[_State]) -> _State:
             v = s.regs.get(name)
             if v is not None and v not in values:
                 values.append(v)
+        if len(values) > 1:
+            # A value computed from a register no path defined is never used where it
+            # is read (a register absent on one path is already left out of the join).
+            defined = [v for v in values if not _from_undefined(v)]
+            values = defined or values
         regs[name] = values[0] if len(values) == 1 else Join(tuple(values))
     preds: dict = {}
     for name in set().union(*(s.preds for s in states)):

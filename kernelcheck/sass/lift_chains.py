@@ -95,17 +95,23 @@ def snap_value(lifter, snap: Snap):
 
 
 def start_chain(lifter, preds, info) -> None:
+    """Record the carries of a low-word instruction. A guarded chain (both instructions
+    under the same predicate, as if-converted code has it) is read under that guard; it
+    is dropped when the predicate is rewritten in between."""
     carries = tuple(p for p in preds if p not in ("PT", "UPT"))
     _opaque_preds(lifter, carries)
-    if not carries or lifter.guard is not None:
+    if not carries:
         return
     depends = [info[-1]]
+    if lifter.sass_guard:
+        depends.append(lifter.sass_guard[0])
     for snap in _snaps_of(info):
         if snap.fact and snap.fact[0] == "v":
             depends.append(snap.fact[1])
     for k, name in enumerate(carries):
-        lifter.state.pending[name] = ("carry", info, carries, k, tuple(depends))
-    lo = info[2] if info[0] == "add" else None
+        lifter.state.pending[name] = ("carry", info, carries, k, lifter.sass_guard,
+                                      tuple(depends))
+    lo = info[2] if info[0] == "add" and lifter.guard is None else None
     if lo is not None and lo not in ("RZ", "URZ") and lo not in lifter.state.tags:
         # The low word of a sum whose high word comes later: a copy of it taken before
         # then is the low word of the 64-bit value the chain completes to.
@@ -139,8 +145,8 @@ def _chain_of(lifter, carries):
     found = lifter.state.pending.get(carries[0])
     if found is None or found[0] != "carry":
         return None
-    _, info, produced, _, _ = found
-    if tuple(carries) != produced:
+    _, info, produced, _, guard, _ = found
+    if tuple(carries) != produced or guard != lifter.sass_guard:
         return None
     if any(lifter.state.pending.get(p, (None, None))[1] is not info for p in carries):
         return None
@@ -153,7 +159,7 @@ def carry_high(lifter, instr, dest: Register, hi_items, rest):
     carries = _carry_inputs(rest)
     info = _chain_of(lifter, carries) if carries is not None else None
     total = None
-    if info is not None and info[0] == "add" and lifter.guard is None:
+    if info is not None and info[0] == "add":
         total = _sum64(lifter, list(info[1]), hi_items, len(carries))
     if total is None or info[2] in ("RZ", "URZ"):
         return opaque_instruction(lifter, instr)

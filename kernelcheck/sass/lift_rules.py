@@ -218,7 +218,7 @@ def _iadd3(lifter, instr):
         return opaque_instruction(lifter, instr)
     if "X" in instr.modifiers:
         return carry_high(lifter, instr, dest, rest[:3], rest[3:])
-    chained = any(p not in ("PT", "UPT") for p in preds) and lifter.guard is None
+    chained = any(p not in ("PT", "UPT") for p in preds)
     snaps = [snap(lifter, o) if chained else None for o in rest[:3]]
     values = [snap_value(lifter, s) if s is not None else src32(lifter, o)
               for s, o in zip(snaps, rest[:3], strict=True)]
