@@ -195,10 +195,10 @@ def _imad(lifter, instr):
         lifter.emit("add", ("s64",), (total, product, pair64(lifter, c)), guard=False)
         _opaque_preds(lifter, preds)
         return write64(lifter, dest.name, _next(dest.name), total)
+    if "HI" in mods:
+        return _imad_hi(lifter, instr, dest, preds, a, b, c)
     if "X" in mods:
         return carry_high(lifter, instr, dest, [("mul", a, b), c], rest[3:])
-    if "HI" in mods:
-        return opaque_instruction(lifter, instr)
     _opaque_preds(lifter, preds)
     if is_zero(a) or is_zero(b):
         value = src32(lifter, c)
@@ -210,6 +210,24 @@ def _imad(lifter, instr):
         value = plain(b).value & 0xFFFFFFFF
         if value and value & (value - 1) == 0 and type(plain(a)) is Register:
             _shift_fact(lifter, dest.name, plain(a).name, value.bit_length() - 1)
+
+
+def _imad_hi(lifter, instr, dest, preds, a, b, c):
+    """``IMAD.HI[.U32] d, a, b, c``: the high word of the 64-bit product plus ``c`` (the
+    multiply-high of a division by a constant, or by PyTorch's IntDivider magic number
+    ``(umulhi(n, m) + n) >> s``), lifted exactly so that a quotient keeps its bounds."""
+    if "X" in instr.modifiers or any(p not in ("PT", "UPT") for p in preds):
+        return opaque_instruction(lifter, instr)
+    signed = "U32" not in instr.modifiers
+    x, y, z = src32(lifter, a), src32(lifter, b), src32(lifter, c)
+    product = lifter.tmp("b64")
+    lifter.emit("mul", ("wide", "s32" if signed else "u32"), (product, x, y), guard=False)
+    high = lifter.tmp("b64")
+    lifter.emit("shr", ("s64" if signed else "u64",), (high, product, Immediate(32)),
+                guard=False)
+    word = lifter.tmp("b32")
+    lifter.emit("cvt", ("u32", "u64"), (word, high), guard=False)
+    write32(lifter, dest.name, lambda r: lifter.emit("add", ("s32",), (r, word, z)))
 
 
 def _iadd3(lifter, instr):

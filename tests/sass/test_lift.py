@@ -114,3 +114,30 @@ def test_indirect_branch_goes_to_its_listed_targets():
     unknown = _kernel(lines, labels=labels)
     assert unknown.kernel_class == "not_proven"
     assert any("sass.brx" in reason for reason in unknown.reasons)
+
+
+def test_multiply_high_keeps_the_quotient_bounded():
+    # p[tid / 3] = p[tid + 1024]: the quotient (IMAD.HI by the magic number, then a shift)
+    # stays below 86 for 256 threads, so the write never meets the read.
+    import struct
+
+    from kernelcheck.launch.evaluate import evaluate
+
+    summary = _kernel([
+        "S2R R0, SR_TID.X",
+        "LDC.64 R2, c[0x0][0x210]",
+        "IADD3 R5, R0, 0x400, RZ",
+        "IMAD.WIDE.U32 R6, R5, 0x4, R2",
+        "LDG.E R8, desc[UR4][R6.64]",
+        "IMAD.HI.U32 R4, R0, -0x55555555, RZ",
+        "SHF.R.U32.HI R4, RZ, 0x1, R4",
+        "IMAD.WIDE.U32 R2, R4, 0x4, R2",
+        "STG.E desc[UR4][R2.64], R8",
+        "EXIT",
+    ])
+    assert summary.kernel_class == "conditional"
+    params = struct.pack("<QI", 0x7F0000000000, 0)
+    verdict = evaluate(summary.launch_check, params, (1, 1, 1), (256, 1, 1))
+    assert verdict.verdict == "idempotent"
+    clobbering = evaluate(summary.launch_check, params, (1, 1, 1), (4096, 1, 1))
+    assert clobbering.verdict == "not_idempotent"
