@@ -489,10 +489,15 @@ def _rebuild(t, go):
 # ----------------------------------------------------------------------------- printing
 
 
+#: The longest text :func:`render` writes for one term (longer ones end in an ellipsis).
+RENDER_LIMIT = 600
+
+
 def render(term, names: dict[str, str] | None = None, memo: dict | None = None) -> str:
     """A compact C-like rendering of a term or predicate, for reasons and reports.
 
-    ``names`` maps PTX parameter names to source names. ``memo`` (a dict the caller keeps
+    ``names`` maps PTX parameter names to source names; the text stops at
+    :data:`RENDER_LIMIT` characters. ``memo`` (a dict the caller keeps
     while the terms are alive) shares the text of subterms between calls: the guards of a
     kernel's accesses are mostly the same terms.
     """
@@ -504,6 +509,10 @@ def _render(term, names: dict[str, str], memo: dict) -> str:
     if found is not None and found[0] is term:
         return found[1]
     text = _render_node(term, names, memo)
+    if len(text) > RENDER_LIMIT:
+        # A term is a graph with shared subterms; written out as a tree it can grow
+        # exponentially. Past the limit the text is cut (it is for reading, not parsing).
+        text = text[:RENDER_LIMIT - 1] + "…"
     memo[id(term)] = (term, text)
     return text
 
