@@ -285,6 +285,10 @@ def analyze_kernel(module: Module, function: Function) -> KernelSummary:
     'always'
     """
     start = time.perf_counter()
+    # The caches hold terms of one kernel: equal terms of another kernel are other objects,
+    # and comparing two large shared-subterm graphs node by node is what the caches save.
+    _base.cache_clear()
+    _based_residue.cache_clear()
     sym = symbolic_kernel(module, function)
     params = tuple((p.name, p.offset, p.size) for p in function.params)
     if sym.unmodelled:

@@ -1020,6 +1020,7 @@ def symbolic_kernel(module: Module, function: Function) -> SymbolicKernel:
     >>> [a.kind for a in symbolic_kernel(m, m.get_function("k")).accesses]
     ['write']
     """
+    _from_undefined.cache_clear()  # terms of one kernel only (see summary.analyze_kernel)
     walker = _Walker(module, function, 0, 0, None, ())
     walker.run()
     unmodelled = tuple(dict.fromkeys(walker.unmodelled))

@@ -273,7 +273,19 @@ def _hash_once(cls: type) -> None:
             object.__setattr__(self, "_hash", value)
             return value
 
+    def __eq__(self, other) -> bool:
+        # Identity, then the kept hashes, before the fields: unequal terms differ at once,
+        # without a walk of two large trees.
+        if self is other:
+            return True
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        if hash(self) != hash(other):
+            return False
+        return all(getattr(self, n) == getattr(other, n) for n in names)
+
     cls.__hash__ = __hash__
+    cls.__eq__ = __eq__
 
 
 for _cls in (Const, Param, Special, Opaque, LoopVar, TripMax, Iter, Add, Mul, Wrap, Min, Max,
