@@ -106,3 +106,25 @@ def test_kparam_size_bits():
     param = decode_kparam_info(record[0])
     assert (param.ordinal, param.offset, param.size, param.cbank, param.is_cbank) == (
         2, 0x20, 0x100, 0x1F, True)
+
+
+def _section_header(data: bytes, cubin: CubinFile, name: str) -> int:
+    """The file offset of the ELF section header of ``name``."""
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, = struct.unpack_from("<H", data, 0x3A)
+    return shoff + shentsize * cubin.get_section(name).index
+
+
+def test_constant_bank_relocations_name_the_assertion_handler():
+    from tests.sass.conftest import FIXTURES
+
+    data = (FIXTURES / "cubin" / "sm_90" / "asserts.cubin").read_bytes()
+    cubin = CubinFile(data)
+    assert "__assertfail" in cubin.constant_bank_symbols(4).values()
+    # A relocation table cut short of a whole entry is a format error, not a guess.
+    broken = bytearray(data)
+    header = _section_header(data, cubin, ".rela.nv.constant4")
+    size, = struct.unpack_from("<Q", broken, header + 0x20)
+    struct.pack_into("<Q", broken, header + 0x20, size - 1)
+    with pytest.raises(BinaryFormatError, match="relocation table"):
+        CubinFile(bytes(broken), filename="bad.cubin").constant_bank_symbols(4)
