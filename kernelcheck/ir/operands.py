@@ -49,6 +49,8 @@ SASS (opcodes in upper case, as nvdisasm prints them; the functions below dispat
 
 from __future__ import annotations
 
+import re
+
 from kernelcheck.ir.nodes import (
     Address,
     BracketList,
@@ -78,6 +80,7 @@ __all__ = [
     "memory_spaces",
     "access_width",
     "access_kind",
+    "ldgmc_width",
     "SASS_CONSTANT_REGISTERS",
 ]
 
@@ -438,7 +441,8 @@ SASS_KNOWN_OPCODES = frozenset({
     "UBREV", "UPRMT", "USHF", "USEL", "UMOV", "UIADD3", "UIMAD", "ULEA", "ULOP3",
     "UISETP", "UPLOP3", "USGXT", "UBMSK", "ULDC", "BMOV", "ELECT", "F2FP",
     # memory
-    "LD", "LDG", "LDS", "LDL", "LDC", "LDSM", "ST", "STG", "STS", "STL", "ATOM", "ATOMG",
+    "LD", "LDG", "LDGMC", "LDS", "LDL", "LDC", "LDSM", "ST", "STG", "STS", "STL", "ATOM",
+    "ATOMG",
     "ATOMS", "RED", "REDG", "LDGSTS", "LDGDEPBAR", "UTMALDG", "UTMASTG", "UBLKCP",
     "MEMBAR", "FENCE", "ERRBAR", "CCTL", "DEPBAR",
     # control
@@ -446,7 +450,7 @@ SASS_KNOWN_OPCODES = frozenset({
     "WARPSYNC", "NOP", "YIELD", "KILL", "NANOSLEEP", "BPT", "LEPC",
 })
 
-_SASS_GLOBAL = frozenset({"LDG", "STG", "ATOMG", "REDG"})
+_SASS_GLOBAL = frozenset({"LDG", "STG", "ATOMG", "REDG", "LDGMC"})
 _SASS_GENERIC = frozenset({"LD", "ST", "ATOM", "RED"})
 _SASS_SHARED = frozenset({"LDS", "STS", "ATOMS", "LDSM", "STSM"})
 _SASS_LOCAL = frozenset({"LDL", "STL"})
@@ -568,6 +572,8 @@ def _sass_operand_count(instr: Instruction, position: int, destination: bool) ->
         return 2
     if opcode == "LEPC":  # the 64-bit program counter (the return address of a call)
         return 2 if destination else 1
+    if opcode == "LDGMC":
+        return max((ldgmc_width(instr.modifiers) or 4) // 4, 1) if destination else 1
     if opcode in _SASS_CONVERT:
         counts = _sass_convert_counts(instr)
         return counts[0] if destination else counts[1]
@@ -677,8 +683,32 @@ def _sass_memory_spaces(instr: Instruction) -> tuple[str, ...]:
     return _SASS_COPIES.get(opcode, ())
 
 
+_MULTIMEM_VALUE = re.compile(r"^(?:F32ADD\.)?(F32|F16|BF16|E4M3|E5M2)(?:x(\d+))?$")
+_MULTIMEM_BYTES = {"F32": 4, "F16": 2, "BF16": 2, "E4M3": 1, "E5M2": 1}
+
+
+def ldgmc_width(modifiers: tuple[str, ...]) -> int | None:
+    """Bytes an ``LDGMC`` (``multimem.ld_reduce``) reads: its value type times its vector
+    count (``ADD.F32x4``: 16, ``F32ADD.BF16x8``: 16), or None when no modifier says.
+
+    Examples
+    --------
+    >>> ldgmc_width(("E", "ADD", "F32x4", "RN", "STRONG", "SYS"))
+    16
+    >>> ldgmc_width(("E", "F32ADD", "BF16x2", "RN"))
+    4
+    """
+    for modifier in modifiers:
+        found = _MULTIMEM_VALUE.match(modifier)
+        if found and modifier != "F32ADD":
+            return _MULTIMEM_BYTES[found.group(1)] * int(found.group(2) or 1)
+    return None
+
+
 def _sass_access_width(instr: Instruction) -> int | None:
     opcode = instr.opcode
+    if opcode == "LDGMC":
+        return ldgmc_width(instr.modifiers)
     if opcode not in (_SASS_GLOBAL | _SASS_GENERIC | _SASS_SHARED | _SASS_LOCAL
                       | _SASS_CONST) or opcode in ("LDSM", "STSM"):
         return None

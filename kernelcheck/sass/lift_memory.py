@@ -21,6 +21,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from kernelcheck.ir.nodes import (
     Address,
     Instruction,
@@ -29,7 +31,12 @@ from kernelcheck.ir.nodes import (
     Symbol,
     VectorOperand,
 )
-from kernelcheck.ir.operands import SASS_KNOWN_OPCODES, access_kind, memory_spaces
+from kernelcheck.ir.operands import (
+    SASS_KNOWN_OPCODES,
+    access_kind,
+    ldgmc_width,
+    memory_spaces,
+)
 from kernelcheck.ir.operands import defs as _defs
 from kernelcheck.ir.operands import uses as _uses
 from kernelcheck.sass.calls import ASSERT_FAIL, call_target
@@ -102,8 +109,10 @@ def opaque_instruction(lifter, instr: Instruction, skip_preds: bool = False) -> 
 #: sm_90 opcodes that touch no global memory: ``SYNCS`` (operations on shared-memory
 #: barriers: init, arrive, expect-tx, phase checks), ``ENDCOLLECTIVE`` (the end of a
 #: warp-collective region), ``UTMACCTL`` (tensor-map descriptor cache control) and
-#: ``B2R`` (barrier state into a register). Their destinations become opaque values.
-_NO_GLOBAL_EFFECT = frozenset({"SYNCS", "ENDCOLLECTIVE", "UTMACCTL", "B2R"})
+#: ``B2R`` (barrier state into a register), ``UCGABAR_ARV``/``UCGABAR_WAIT`` (the cluster
+#: barrier). Their destinations become opaque values.
+_NO_GLOBAL_EFFECT = frozenset({"SYNCS", "ENDCOLLECTIVE", "UTMACCTL", "B2R", "UCGABAR_ARV",
+                               "UCGABAR_WAIT"})
 
 
 def _virtual(lifter, name: str):
@@ -206,6 +215,17 @@ def _load(lifter, instr: Instruction) -> None:
         return
     write32(lifter, dest.name, lambda r: lifter.emit("ld", mods + (kind,), (r, address)),
             pure=False)
+
+
+def _multimem_load(lifter, instr: Instruction) -> None:
+    """``LDGMC`` (``multimem.ld_reduce``): a global read of every copy of a multicast
+    address, reduced into the destination; lifted as the global read of its width at the
+    address operand (``F32x4``, ``BF16x8``: 16 bytes)."""
+    width = ldgmc_width(instr.modifiers)
+    if width is None:
+        return _unknown_read(lifter, instr)
+    mods = ("E",) + (("64",) if width == 8 else ("128",) if width == 16 else ())
+    _load(lifter, replace(instr, opcode="LDG", modifiers=mods))
 
 
 def _unknown_read(lifter, instr: Instruction) -> None:
@@ -396,7 +416,7 @@ def _subroutine(lifter, block) -> list[Instruction] | None:
 MEMORY_RULES = {
     "LDG": _load, "LD": _load, "LDS": _load, "LDL": _load, "STG": _store, "ST": _store,
     "STS": _store, "STL": _store, "ATOMG": _atomic, "ATOM": _atomic, "RED": _atomic,
-    "REDG": _atomic, "ATOMS": _atomic, "LDGSTS": _ldgsts,
+    "REDG": _atomic, "ATOMS": _atomic, "LDGSTS": _ldgsts, "LDGMC": _multimem_load,
 }
 
 _ = (Register,)

@@ -141,3 +141,17 @@ def test_multiply_high_keeps_the_quotient_bounded():
     assert verdict.verdict == "idempotent"
     clobbering = evaluate(summary.launch_check, params, (1, 1, 1), (4096, 1, 1))
     assert clobbering.verdict == "not_idempotent"
+
+
+def test_multimem_load_reduce_is_a_global_read_of_its_width():
+    summary = _kernel([
+        "S2R R0, SR_TID.X",
+        "LDC.64 R2, c[0x0][0x210]",
+        "IMAD.WIDE.U32 R2, R0, 0x10, R2",
+        "LDGMC.E.ADD.F32x4.RN.STRONG.SYS R8, [R2.64+URZ]",
+        "STG.E.128 desc[UR4][R2.64], R8",
+        "EXIT",
+    ])
+    reads = [a for a in summary.accesses if a.kind == "read"]
+    assert [(a.width, a.base) for a in reads] == [(16, "param_0")]
+    assert summary.kernel_class == "never"  # each thread reads, then writes, its 16 bytes
