@@ -16,7 +16,9 @@ follows the call register back to that load inside the calling block, and gives 
 (``None``) on anything else: a load in another block, a guarded definition, an index that
 is not an immediate. A ``None`` target keeps the call unmodelled.
 
-The analysis models one target: ``__assertfail``. A failed device-side assertion aborts the
+The analysis models two targets. ``vprintf`` writes only the runtime's printf buffer (no
+memory the program reads); the registers it may change are not known, so every register
+becomes opaque after the call. ``__assertfail``: a failed device-side assertion aborts the
 launch with ``cudaErrorAssert``, a sticky error after which the context cannot be used,
 so no run in which the call happens can be resumed or re-executed; for the runs that can,
 the call is never reached. The lifter therefore lifts it as ``trap`` (the thread stops,
@@ -31,13 +33,15 @@ import struct
 from kernelcheck.ir.nodes import ConstantRef, Function, Immediate, Instruction, Register
 from kernelcheck.ir.operands import defs
 
-__all__ = ["CBANK_FUNCTIONS_DIRECTIVE", "ASSERT_FAIL", "bank_functions", "call_target",
+__all__ = ["CBANK_FUNCTIONS_DIRECTIVE", "ASSERT_FAIL", "PRINTF", "bank_functions", "call_target",
            "stops_thread", "BRANCH_TARGETS_DIRECTIVE", "decode_branch_targets",
            "branch_targets"]
 
 CBANK_FUNCTIONS_DIRECTIVE = "CBANK_FUNCTIONS"
 BRANCH_TARGETS_DIRECTIVE = "EIATTR_INDIRECT_BRANCH_TARGETS"
 ASSERT_FAIL = "__assertfail"
+#: The device printf: it appends to the runtime's printf buffer, which kernels never read.
+PRINTF = "vprintf"
 _MOVES = ("MOV", "MOV32I", "UMOV")
 
 

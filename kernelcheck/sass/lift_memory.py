@@ -13,8 +13,9 @@
   write becomes opaque; if it may write memory that is not shared or local, the call is
   unmodelled.
 * ``CALL.ABS`` to ``__assertfail`` (a failed device-side assertion, which aborts the
-  launch; :mod:`kernelcheck.sass.calls`) becomes ``trap``; any other absolute call is
-  unmodelled.
+  launch; :mod:`kernelcheck.sass.calls`) becomes ``trap``; to ``vprintf``, which writes only
+  the runtime's printf buffer, it makes every register opaque (the callee's register use
+  is not known); any other absolute call is unmodelled.
 * Anything else that may write memory (surface and tensor-memory operations, bulk copies,
   indirect branches, unknown opcodes) becomes an unmodelled instruction.
 """
@@ -39,7 +40,7 @@ from kernelcheck.ir.operands import (
 )
 from kernelcheck.ir.operands import defs as _defs
 from kernelcheck.ir.operands import uses as _uses
-from kernelcheck.sass.calls import ASSERT_FAIL, call_target
+from kernelcheck.sass.calls import ASSERT_FAIL, PRINTF, call_target
 from kernelcheck.sass.lift_state import is_predicate
 from kernelcheck.sass.lift_values import (
     opaque32,
@@ -351,6 +352,8 @@ def call(lifter, instr: Instruction) -> None:
             lifter.emit("trap")
             lifter.stopped = lifter.guard is None
             return None
+        if callee == PRINTF:
+            return _clobber_every_register(lifter)
         return lifter.unknown()
     target = next((o for o in instr.operands if type(o) is Symbol), None)
     block = lifter.block_of_label(target.name) if target is not None else None
@@ -375,6 +378,26 @@ def call(lifter, instr: Instruction) -> None:
             lifter.state.kill(name)
         else:
             write32(lifter, name, lambda r: opaque32(lifter, r, (), memory))
+
+
+def _clobber_every_register(lifter) -> None:
+    """A call of ``vprintf``: it writes only the runtime's printf buffer, which the program
+    never reads, but which registers it leaves intact is the ABI's business: every register
+    the function names becomes opaque after it."""
+    names = getattr(lifter, "_every_register", None)
+    if names is None:
+        found: dict[str, None] = {}
+        for instr in lifter.sass.instructions:
+            for name in _defs(instr) + _uses(instr):
+                if name not in ("RZ", "URZ", "PT", "UPT") and name[:1] in ("R", "U", "P"):
+                    found[name] = None
+        names = lifter._every_register = tuple(found)
+    for name in names:
+        if is_predicate(name):
+            opaque_pred(lifter, lifter.reg(name))
+            lifter.state.kill(name)
+        else:
+            write32(lifter, name, lambda r: opaque32(lifter, r))
 
 
 def _subroutine(lifter, block) -> list[Instruction] | None:

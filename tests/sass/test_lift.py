@@ -90,7 +90,7 @@ def test_call_of_assertfail_stops_the_thread():
 
 
 def test_absolute_call_of_an_unknown_target_is_not_proven():
-    table = ((CBANK_FUNCTIONS_DIRECTIVE, ((4, 0, "__assertfail"), (4, 8, "vprintf"))),)
+    table = ((CBANK_FUNCTIONS_DIRECTIVE, ((4, 0, "__assertfail"), (4, 8, "malloc"))),)
     for directives in ((), table):
         summary = _kernel(_ASSERTING, directives=directives)
         assert summary.kernel_class == "not_proven"
@@ -155,3 +155,24 @@ def test_multimem_load_reduce_is_a_global_read_of_its_width():
     reads = [a for a in summary.accesses if a.kind == "read"]
     assert [(a.width, a.base) for a in reads] == [(16, "param_0")]
     assert summary.kernel_class == "never"  # each thread reads, then writes, its 16 bytes
+
+
+def test_printf_writes_nothing_the_program_reads_but_clobbers_registers():
+    table = ((CBANK_FUNCTIONS_DIRECTIVE, ((4, 0, "vprintf"),)),)
+    store_then_print = [
+        "S2R R0, SR_TID.X",
+        "LDC.64 R2, c[0x0][0x210]",
+        "IMAD.WIDE.U32 R2, R0, 0x4, R2",
+        "STG.E desc[UR4][R2.64], R0",
+        "MOV R4, 0x0",
+        "LDC.64 R4, c[0x4][R4]",
+        "LEPC R20, 0x80",
+        "CALL.ABS.NOINC R4",
+        "EXIT",
+    ]
+    assert _kernel(store_then_print, directives=table).kernel_class == "always"
+    print_then_store = store_then_print[:3] + store_then_print[4:8] + [
+        "STG.E desc[UR4][R2.64], R0", "EXIT"]
+    after = _kernel(print_then_store, directives=table)
+    assert after.kernel_class == "not_proven"  # R2:R3 may have changed in the call
+    assert any("unknown address" in reason for reason in after.reasons)
