@@ -55,6 +55,7 @@ from kernelcheck.analysis.terms import (
     Term,
     Wrap,
     contains,
+    forget_equalities,
     render,
 )
 from kernelcheck.ir.nodes import Function, Module
@@ -289,6 +290,7 @@ def analyze_kernel(module: Module, function: Function) -> KernelSummary:
     # and comparing two large shared-subterm graphs node by node is what the caches save.
     _base.cache_clear()
     _based_residue.cache_clear()
+    forget_equalities()
     sym = symbolic_kernel(module, function)
     params = tuple((p.name, p.offset, p.size) for p in function.params)
     if sym.unmodelled:

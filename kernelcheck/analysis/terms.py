@@ -33,7 +33,7 @@ __all__ = [
     "Mul", "Wrap", "Min", "Max", "Join", "Div", "Rem", "Shr", "BitAnd", "BitOr", "BitXor",
     "Bound", "NotEq", "Pred", "Cmp", "PNot", "PAnd", "POr", "PConst", "POpaque", "THREAD_VARS",
     "DIMS", "add", "mul", "neg", "wrap", "const", "contains", "substitute", "is_launch_constant",
-    "render", "pred_not", "children",
+    "render", "pred_not", "children", "forget_equalities",
 ]
 
 #: Special registers whose value differs between the threads of one launch, with the
@@ -259,6 +259,15 @@ class POpaque(Pred):
     tag: str
 
 
+#: Pairs of distinct term objects found equal (see :func:`forget_equalities`).
+_EQUAL: dict[tuple[int, int], tuple] = {}
+
+
+def forget_equalities() -> None:
+    """Drop the remembered equal pairs (call between kernels: it holds their terms)."""
+    _EQUAL.clear()
+
+
 def _hash_once(cls: type) -> None:
     """Replace the dataclass ``__hash__`` of ``cls`` by one computed once per object (the
     same fields, so equal terms still hash equal)."""
@@ -282,7 +291,15 @@ def _hash_once(cls: type) -> None:
             return NotImplemented
         if hash(self) != hash(other):
             return False
-        return all(getattr(self, n) == getattr(other, n) for n in names)
+        key = (id(self), id(other))
+        if key in _EQUAL:
+            return True
+        if all(getattr(self, n) == getattr(other, n) for n in names):
+            # Remembered (both kept alive, so the ids stay theirs): two equal graphs with
+            # shared subterms are otherwise compared once per path, exponentially often.
+            _EQUAL[key] = (self, other)
+            return True
+        return False
 
     cls.__hash__ = __hash__
     cls.__eq__ = __eq__
