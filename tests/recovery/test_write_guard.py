@@ -100,9 +100,16 @@ def test_emulator_device_reports_a_guard_violation_and_clears_the_guard():
     assert emu.memory.write_guard is None
 
 
+#: Fixture sources added after the trials below were picked: a trial's target depends on the
+#: whole list of instances, so these stay out of it.
+_LATER_SOURCES = {"asserts.cu"}
+
+
 def _specs():
     specs = []
     for k, spec in expected_kernels().items():
+        if spec.get("source") in _LATER_SOURCES:
+            continue
         specs += [(k, i, False) for i in range(len(spec["instances"]))] + [(k, 0, True)]
     return specs
 
