@@ -73,6 +73,8 @@ class Lifter:
         self.current: Instruction | None = None
         self.block = None
         self.stopped = False
+        #: Every register the SASS function names (computed on first use).
+        self.every_register: tuple[str, ...] | None = None
         self.guard: Guard | None = None
         self.sass_guard: tuple = ()
         self.serial = 0

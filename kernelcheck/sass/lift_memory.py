@@ -72,15 +72,7 @@ def opaque_instruction(lifter, instr: Instruction, skip_preds: bool = False) -> 
     when it reads memory), or the whole instruction is unmodelled when it may write memory
     the analysis must see."""
     if instr.opcode in _NO_GLOBAL_EFFECT:
-        for name in _defs(instr):
-            if name in ("RZ", "URZ", "PT", "UPT"):
-                continue
-            if is_predicate(name):
-                opaque_pred(lifter, lifter.reg(name))
-                lifter.state.kill(name)
-            else:
-                write32(lifter, name, lambda r: opaque32(lifter, r))
-        return
+        return _opaque_registers(lifter, _defs(instr))
     if instr.opcode in _REGISTER_ONLY:
         first = instr.operands[0] if instr.operands else None
         if type(first) is Register and not is_predicate(first.name):
@@ -365,12 +357,14 @@ def call(lifter, instr: Instruction) -> None:
     if any(i.opcode == "CALL" for i in body):
         return lifter.unknown()
     memory = any(set(memory_spaces(i)) - {"shared", "local"} for i in body)
-    written: list[str] = []
-    for i in body:
-        for name in _defs(i):
-            if name not in written:
-                written.append(name)
-    for name in written:
+    written = dict.fromkeys(name for i in body for name in _defs(i))
+    _opaque_registers(lifter, written, memory)
+
+
+def _opaque_registers(lifter, names, memory: bool = False) -> None:
+    """Each SASS register of ``names`` (predicates included) gets a value the analysis does
+    not model (from memory if ``memory``)."""
+    for name in names:
         if name in ("RZ", "URZ", "PT", "UPT"):
             continue
         if is_predicate(name):
@@ -384,20 +378,11 @@ def _clobber_every_register(lifter) -> None:
     """A call of ``vprintf``: it writes only the runtime's printf buffer, which the program
     never reads, but which registers it leaves intact is the ABI's business: every register
     the function names becomes opaque after it."""
-    names = getattr(lifter, "_every_register", None)
-    if names is None:
-        found: dict[str, None] = {}
-        for instr in lifter.sass.instructions:
-            for name in _defs(instr) + _uses(instr):
-                if name not in ("RZ", "URZ", "PT", "UPT") and name[:1] in ("R", "U", "P"):
-                    found[name] = None
-        names = lifter._every_register = tuple(found)
-    for name in names:
-        if is_predicate(name):
-            opaque_pred(lifter, lifter.reg(name))
-            lifter.state.kill(name)
-        else:
-            write32(lifter, name, lambda r: opaque32(lifter, r))
+    if lifter.every_register is None:
+        lifter.every_register = tuple(dict.fromkeys(
+            name for instr in lifter.sass.instructions for name in _defs(instr) + _uses(instr)
+            if name[:1] in ("R", "U", "P")))
+    _opaque_registers(lifter, lifter.every_register)
 
 
 def _subroutine(lifter, block) -> list[Instruction] | None:

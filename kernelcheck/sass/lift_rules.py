@@ -586,14 +586,9 @@ def _bra(lifter, instr):
                 guard = Guard(pred.name)
         elif pred is not None and pred is not True and "DIV" not in instr.modifiers:
             # ``@P0 BRA P1, L`` (``@!P0 BRA P1``): taken when both hold.
-            both = lifter.tmp("pred")
-            lifter.emit("and", ("pred",), (both, _positive(lifter, Register(guard.register),
-                                                           guard.negated),
-                                           _positive(lifter, *(
-                                               (pred.register, True)
-                                               if type(pred) is NegatedPredicate
-                                               else (pred, False)))), guard=False)
-            guard = Guard(both.name)
+            negated = type(pred) is NegatedPredicate
+            guard = _and_guard(lifter, _positive(lifter, pred.register if negated else pred,
+                                                 negated))
         else:
             choice = lifter.tmp("pred")
             opaque_pred(lifter, choice)
