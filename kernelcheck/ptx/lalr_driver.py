@@ -27,9 +27,15 @@ from lark.parsers.lalr_analysis import Shift
 
 __all__ = ["LalrDriver", "DriverSyntaxError", "LazyToken"]
 
-# Whitespace and comments before a token. Atomic (``(?>...)``, Python 3.11+): the engine
-# must never backtrack into a comment to find a token inside it.
-_SKIP = r"(?>(?:[ \t\r\n]++|//[^\n]*+|/\*(?:[^*]|\*(?!/))*+\*/)*+)"
+# Whitespace and comments before a token. The engine must never backtrack into a comment to
+# find a token inside it (``a // , b`` must not yield the comma). Each piece can match only
+# one way: a run of blanks is maximal (the lookahead after ``+``), a line comment runs to the
+# end of its line, a block comment to its first ``*/``; and the whole skip is maximal (the
+# final lookahead), so giving back any part of it fails at once, in linear time. No
+# possessive quantifier or atomic group: CPython 3.11.0-3.11.4 mis-match some of those
+# (gh-106052; Debian 12 ships 3.11.2), and tests/ptx/test_lalr_driver.py checks it.
+_SKIP_PIECES = r"(?:[ \t\r\n]+(?![ \t\r\n])|//[^\n]*(?![^\n])|/\*(?:[^*]|\*(?!/))*\*/)*"
+_SKIP = _SKIP_PIECES + r"(?![ \t\r\n]|//|/\*)"
 
 
 class DriverSyntaxError(Exception):
@@ -166,7 +172,7 @@ class LalrDriver:
         values: list = []
         pos = 0
         end = len(text)
-        skip = re.compile(_SKIP)
+        skip = re.compile(_SKIP_PIECES)  # stops before an unterminated comment
         end_state = self._end_state
         filtered = self._filtered
         while True:
