@@ -35,6 +35,7 @@ from kernelcheck.emu.values import (
 from kernelcheck.errors import UnsupportedFeature
 from kernelcheck.ir.nodes import (
     Address,
+    Expression,
     Function,
     Immediate,
     Instruction,
@@ -179,9 +180,15 @@ class CompileContext:
                         "%globaltimer_hi"):
                 return lambda st, fr: to_type(st.clock(name), ptype)
             return lambda st, fr: to_type(st.special(name), ptype)
-        if kind is Symbol:
-            space, addr = self.symbol(operand.name)
-            value = immediate_value(addr, "int", ptype)
+        if kind is Symbol or kind is Expression:
+            name, offset = _symbol_offset(operand)
+            space, addr = self.symbol(name)
+            if space in ("kparam", "param", "label"):
+                # The address of a parameter lives in the .param state space (ISA 5.1.6),
+                # which the emulator does not address through registers.
+                what = {"label": "label"}.get(space, "parameter")
+                raise self.unsupported(f"the address of {what} {name} as a value")
+            value = immediate_value(addr + offset, "int", ptype)
             return lambda st, fr: value
         if kind is Address and type(operand.base) is Symbol:
             # mov.u64 %rd, sym+8 written with brackets by some front ends.
@@ -290,6 +297,18 @@ def compile_function(function: Function, symbols: dict[str, tuple[str, int]],
         ops.append(_compile_instruction(instr, cx, labels))
     return CompiledFunction(function, ops, reg_index, reg_storage, local_size, frame_params,
                             cx.tainted, cx.used_registers)
+
+
+def _symbol_offset(operand) -> tuple[str, int]:
+    """``(name, offset)`` of a symbol or of ``sym+imm`` / ``sym-imm`` (ISA 6.4.1)."""
+    if type(operand) is Symbol:
+        return operand.name, 0
+    text = operand.text
+    for sign in ("+", "-"):
+        name, _, number = text.rpartition(sign)
+        if name and number.isdigit() and "(" not in name:
+            return name, int(number) if sign == "+" else -int(number)
+    raise UnsupportedFeature(f"operand expression {text!r}")
 
 
 def _compile_instruction(instr: Instruction, cx: CompileContext, labels: dict[str, int]) -> Op:

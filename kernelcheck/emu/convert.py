@@ -45,10 +45,24 @@ def _mov(instr, cx):
         raise cx.unsupported()
     dest, source = instr.operands[0], instr.operands[1]
     size = NP_TYPE[t].itemsize
+    if type(dest).__name__ == "VectorOperand" and type(source).__name__ == "VectorOperand":
+        # mov.v2/.v4: element by element (ISA 6.4.3, vectors as operands).
+        if len(dest.elements) != len(source.elements):
+            raise cx.unsupported("vector mov with operands of different lengths")
+        pairs = [(cx.src(s, t), cx.dst(d, t)) for d, s in zip(dest.elements,
+                                                                source.elements, strict=True)]
+
+        def move(st, fr, mask):
+            values = [get(st, fr) for get, _ in pairs]  # every source before any write
+            for (_, put), value in zip(pairs, values, strict=True):
+                put(st, fr, value, mask)
+        return move
     if type(dest).__name__ == "VectorOperand":
         # Unpack: mov.b64 {%r1, %r2}, %rd1 (element 0 is the low bits).
         n = len(dest.elements)
         part = size // n
+        if part not in (1, 2, 4) or part * n != size:
+            raise cx.unsupported(f"mov.{t} unpacking into {n} elements")
         pt = {1: "b8", 2: "b16", 4: "b32"}[part]
         get = cx.src(source, t)
         puts = [cx.dst(e, pt) for e in dest.elements]
@@ -65,6 +79,8 @@ def _mov(instr, cx):
     if type(source).__name__ == "VectorOperand":
         n = len(source.elements)
         part = size // n
+        if part not in (1, 2, 4) or part * n != size:
+            raise cx.unsupported(f"mov.{t} packing {n} elements")
         pt = {1: "b8", 2: "b16", 4: "b32"}[part]
         gets = [cx.src(e, pt) for e in source.elements]
         put = cx.dst(dest, t)
