@@ -282,6 +282,8 @@ def compile_function(function: Function, symbols: dict[str, tuple[str, int]],
             symbols[p.name] = ("kparam", p.offset)
     else:
         for p in function.params + function.return_params:
+            if p.space == "reg":
+                continue  # a register of the frame (register_types lists it)
             frame_params[p.name] = p.size
             symbols[p.name] = ("param", 0)
     for name, index in labels.items():
@@ -289,7 +291,7 @@ def compile_function(function: Function, symbols: dict[str, tuple[str, int]],
     from kernelcheck.emu.taint import memory_tainted, used_registers
     cx = CompileContext(function, reg_index, reg_storage, symbols, kernel_params,
                         frame_params, module)
-    cx.tainted = memory_tainted(function)
+    cx.tainted = memory_tainted(function, module)
     cx.used_registers = used_registers(function)
     ops: list[Op] = []
     for instr in function.instructions:
@@ -333,6 +335,10 @@ def _compile_instruction(instr: Instruction, cx: CompileContext, labels: dict[st
         return Op(TRAP, None, instr, guard, negated)
     if op == "call":
         return _compile_call(instr, cx, guard, negated)
+    if op == "cvta" and cx.module is not None and cx.module.address_size == 32 and any(
+            m.startswith(("shared", "local", "param")) for m in instr.modifiers):
+        # The emulator's generic windows of shared and local memory lie above 2**32.
+        raise cx.unsupported("cvta of shared, local or param memory with 32-bit addresses")
     if op in ("bar", "barrier") and instr.modifiers and instr.modifiers[0] in (
             "sync", "cta", "aligned") or op == "bar" and not instr.modifiers:
         if any(m in ("red", "arrive") for m in instr.modifiers):
@@ -364,7 +370,7 @@ def _compile_call(instr, cx, guard, negated) -> Op:
     operands = list(instr.operands)
     rets: tuple[str, ...] = ()
     if operands and type(operands[0]).__name__ == "ParenList":
-        rets = tuple(e.name for e in operands.pop(0).elements)
+        rets = tuple(getattr(e, "name", "") for e in operands.pop(0).elements)
     if not operands or type(operands[0]) is not Symbol:
         raise cx.unsupported("indirect call")
     callee = operands[0].name
@@ -372,10 +378,12 @@ def _compile_call(instr, cx, guard, negated) -> Op:
     if len(operands) > 1:
         if type(operands[1]).__name__ != "ParenList" or len(operands) > 2:
             raise cx.unsupported("call with a prototype (indirect call)")
-        args = tuple(e.name for e in operands[1].elements)
+        args = tuple(getattr(e, "name", "") for e in operands[1].elements)
     for name in args + rets:
-        if name not in cx.frame_params:
-            raise cx.unsupported(f"call argument {name} is not a call-scope .param")
+        # A call-scope .param variable, or a register for a .reg parameter (ISA 5.1.6.4).
+        if name not in cx.frame_params and name not in cx.reg_index:
+            raise cx.unsupported(f"call argument {name} is neither a call-scope .param nor "
+                                 "a register")
     if callee == ASSERT_FAIL and not _has_body(cx.module, callee):
         return Op(TRAP, assertion_details(args), instr, guard, negated, callee=callee,
                   call_args=args)

@@ -11,8 +11,10 @@ Evaluation follows the ISA's rules (§4.5.5, "Constant Expression Evaluation Rul
 * integer literals are ``.s64`` unless they do not fit or carry the ``U`` suffix, then
   ``.u64`` (§4.5.1); floating-point literals are ``.f64`` (§4.5.2); hexadecimal float forms
   (``0f...``) are not allowed in expressions (ptxas rejects them);
-* binary arithmetic, bitwise and the conditional use the usual conversions: ``.u64`` if
-  either integer operand is ``.u64``, else ``.s64``; results wrap to 64 bits;
+* binary arithmetic and bitwise operators use the usual conversions: ``.u64`` if either
+  integer operand is ``.u64``, else ``.s64``; results wrap to 64 bits; ``/`` truncates
+  toward zero; ``%`` works on the unsigned 64-bit values and gives ``.u64`` (ptxas of
+  CUDA 13.0: ``-7 % 4`` is 1); ``?:`` gives the chosen operand with its own type;
 * shifts keep the type of the left operand (``>>`` is arithmetic on ``.s64``);
 * comparisons, ``!``, ``&&`` and ``||`` give ``.s64`` 0 or 1;
 * ``(.s64)`` and ``(.u64)`` cast integers only; integers and floats never mix (ptxas:
@@ -20,7 +22,9 @@ Evaluation follows the ISA's rules (§4.5.5, "Constant Expression Evaluation Rul
   integers only;
 * ``WARP_SZ`` is the predefined constant 32 (§4.4, predefined identifiers).
 
-Division truncates toward zero as in C; a division by zero is an error.
+A division by zero is an error. Where the ISA's table leaves a case open, the rule is
+what ptxas of CUDA 13.0 computes (checked by compiling such expressions and reading the
+constants in the SASS).
 """
 
 from __future__ import annotations
@@ -269,9 +273,9 @@ def _apply(node: Node, children: tuple[Node, ...]) -> tuple[int | float, str]:
             raise ConstExprError("the condition of ?: must be an integer", node.offset)
         if floating[1] != floating[2]:
             raise ConstExprError("constant expression type mismatch", node.offset)
-        result = _common(kinds[1], kinds[2])
-        chosen = values[1] if values[0] != 0 else values[2]
-        return (chosen if result == "f64" else _typed(chosen, result)), result
+        # The chosen operand keeps its own type (ptxas: `(1 ? -1 : 2U) < 0` is 1).
+        k = 1 if values[0] != 0 else 2
+        return values[k], kinds[k]
     a, b = values
     if floating[0] != floating[1]:
         raise ConstExprError("constant expression type mismatch", node.offset)
@@ -294,11 +298,17 @@ def _apply(node: Node, children: tuple[Node, ...]) -> tuple[int | float, str]:
         return int(x != 0 and y != 0), "s64"
     if op == "||":
         return int(x != 0 or y != 0), "s64"
-    if op in ("/", "%"):
+    if op == "%":
+        # On the unsigned 64-bit values, with an unsigned result, as ptxas computes it
+        # (`-7 % 4` is 1, `(7 % 4) - 5 < 0` is 0).
+        if y == 0:
+            raise ConstExprError("division by zero in constant expression", node.offset)
+        return (x & _MASK) % (y & _MASK), "u64"
+    if op == "/":
         if y == 0:
             raise ConstExprError("division by zero in constant expression", node.offset)
         quotient = abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1)
-        return _typed(quotient if op == "/" else x - quotient * y, kind), kind
+        return _typed(quotient, kind), kind
     result = {"+": x + y, "-": x - y, "*": x * y, "&": x & y, "|": x | y, "^": x ^ y}[op]
     return _typed(result, kind), kind
 

@@ -262,10 +262,12 @@ def _located_error(error: LocatedError, text: str,
     else:
         offset = 0
     if error.search:
-        # The identifier the error is about, on its statement (up to the next ';').
+        # The identifier the error is about, on its statement: from after the previous
+        # ';', '{' or '}' (a guard stands before the opcode) to the next ';'.
+        start = max(text.rfind(c, 0, offset) for c in ";{}") + 1
         end = text.find(";", offset)
-        pattern = re.compile(r"(?<![\w$%])" + re.escape(error.search) + r"(?![\w$])")
-        match = pattern.search(text, offset, end if end >= 0 else len(text))
+        pattern = re.compile(r"(?<![\w$%.])" + re.escape(error.search) + r"(?![\w$])")
+        match = pattern.search(text, start, end if end >= 0 else len(text))
         if match is not None:
             offset = match.start()
     line = text.count("\n", 0, offset) + 1

@@ -142,53 +142,97 @@ def _param_bindings(params: tuple[Param, ...]) -> list[tuple[str, _Binding]]:
     return out
 
 
-def declared_names(body: tuple, params: tuple[Param, ...]) -> tuple[set[str], set[str], bool]:
-    """``(registers, other names, needs the scope walk)`` of a body, checking duplicates
-    when every declaration is at the top level."""
+_RANGE_NAMES: dict[tuple[str, int], frozenset[str]] = {}
+
+
+def _range_names(prefix: str, count: int) -> frozenset[str]:
+    """The names ``%r<N>`` declares, kept across functions (nvcc repeats the same ranges)."""
+    names = _RANGE_NAMES.get((prefix, count))
+    if names is None:
+        if len(_RANGE_NAMES) > 4096:
+            _RANGE_NAMES.clear()
+        names = frozenset(f"{prefix}{k}" for k in range(count))
+        _RANGE_NAMES[(prefix, count)] = names
+    return names
+
+
+def _quick_check(decls: list, params: tuple[Param, ...], used_registers: set[str],
+                 used_symbols: set[str]) -> set[str] | None:
+    """The check of a function whose declarations are all at its top level.
+
+    Returns the names left for the module (``used_symbols`` that the function does not
+    declare), or ``None`` when the scope walk must run: a register name used that is not a
+    declared register (a ``%`` parameter, a vector element, an undeclared register) or a
+    bare name that is one, or a vector register. Duplicate declarations are errors.
+    Set operations only: this runs for every function of every module.
+    """
     registers: set[str] = set()
     others: set[str] = set()
-    seen: set[str] = set()
-    nested = False
-    depth = 0
+    ranges: list[frozenset[str]] = []
+    count = 0
     for param in params:
-        if param.name in seen:
-            raise LocatedError(f"duplicate declaration of {param.name}", pos=_pos(param))
-        seen.add(param.name)
-        if param.space == "reg" and not param.vector:
+        if param.space == "reg":
+            if param.vector:
+                return None
             registers.add(param.name)
-        elif param.space == "reg":
-            nested = True
         else:
             others.add(param.name)
-    for statement in body:
-        kind = type(statement)
-        if kind is Instruction:
-            continue
-        if kind is ScopeOpen:
-            depth += 1
-        elif kind is ScopeClose:
-            depth -= 1
-        elif kind is RegisterDecl:
-            if depth or statement.vector:
-                nested = True
-                continue
-            for name in statement.iter_base_names():
-                if name in seen:
-                    raise LocatedError(f"duplicate declaration of {name}",
-                                       pos=_pos(statement), search=name)
-                seen.add(name)
-                registers.add(name)
-        elif kind in (VariableDecl, Label, CallPrototype, BranchTargets):
-            if depth:
-                nested = True
-                continue
-            name = statement.name
-            if name in seen:
-                raise LocatedError(f"duplicate declaration of {name}", pos=_pos(statement),
-                                   search=name)
-            seen.add(name)
-            others.add(name)
-    return registers, others, nested
+        count += 1
+    prefixes: set[str] = set()
+    for decl in decls:
+        kind = type(decl)
+        if kind is RegisterDecl:
+            if decl.vector:
+                return None
+            if decl.count is None:
+                registers.update(decl.names)
+                count += len(decl.names)
+            else:
+                prefix = decl.names[0]
+                if prefix in prefixes:
+                    _duplicate(decls, params)
+                if prefix[-1:].isdigit():
+                    # `%r<20>` and `%r1<5>` both declare `%r10`: left to the scope walk.
+                    return None
+                prefixes.add(prefix)
+                ranges.append(_range_names(prefix, decl.count))
+        else:
+            others.add(decl.name)
+            count += 1
+    if len(registers) + len(others) != count or registers & others:
+        _duplicate(decls, params)
+    if ranges:
+        # Ranges of distinct prefixes that end in no digit never share a name.
+        explicit = registers | others
+        for names in ranges:
+            if explicit & names:
+                _duplicate(decls, params)
+    rest = used_registers - registers
+    for names in ranges:
+        if not rest:
+            break
+        rest = rest - names
+    if rest:
+        return None
+    if used_symbols & registers or any(used_symbols & names for names in ranges):
+        return None
+    return used_symbols - others
+
+
+def _duplicate(decls: list, params: tuple[Param, ...]) -> None:
+    """Raise the error for the first name declared twice at the top level."""
+    seen: set[str] = set()
+    items = [(p.name, p) for p in params]
+    for decl in decls:
+        if type(decl) is RegisterDecl:
+            items.extend((name, decl) for name in decl.iter_base_names())
+        else:
+            items.append((decl.name, decl))
+    for name, where in items:
+        if name in seen:
+            raise LocatedError(f"duplicate declaration of {name}", pos=_pos(where),
+                               search=name)
+        seen.add(name)
 
 
 class _Resolver:
@@ -557,8 +601,8 @@ def _name_plus_constant(node: constexpr.Node) -> tuple[str, int] | None:
     return None
 
 
-def resolve_function(body: tuple, params: tuple[Param, ...], used_registers: set[str],
-                     used_symbols: set[str], pending: bool,
+def resolve_function(body: tuple, params: tuple[Param, ...], decls: list, nested: bool,
+                     used_registers: set[str], used_symbols: set[str], pending: bool,
                      module_vars: dict[str, VariableDecl]) -> tuple[tuple, set[str]]:
     """Resolve the names of one function body.
 
@@ -568,9 +612,14 @@ def resolve_function(body: tuple, params: tuple[Param, ...], used_registers: set
         The statements in source order, with :class:`ScopeOpen`/:class:`ScopeClose`.
     params : tuple of Param
         Return parameters and parameters (declared in the body's outermost block).
+    decls : list
+        The declaring statements of the body (registers, variables, labels, prototypes,
+        branch target lists), as the parser reduced them.
+    nested : bool
+        Whether a ``{ }`` block of the body declares anything.
     used_registers, used_symbols : set of str
-        The names the parser saw as ``%`` identifiers and as bare identifiers in operands
-        and guards.
+        The names the parser saw in register positions (``%`` identifiers, guards, ``!p``,
+        ``p|q``, ``v.x``) and as other bare identifiers in operands.
     pending : bool
         Whether the body holds :class:`PendingExpression` or :class:`PendingArrayElement`
         operands.
@@ -588,18 +637,17 @@ def resolve_function(body: tuple, params: tuple[Param, ...], used_registers: set
     LocatedError
         A duplicate declaration, a misused name or an unsupported construct.
     """
-    registers, others, nested = declared_names(body, params)
-    if not (nested or pending) and used_registers <= registers and not (
-            used_symbols & registers):
-        return body, used_symbols - others
+    if not (nested or pending):
+        # The common case (compiler output without inline-asm blocks): one block, every
+        # register written with its declared name; nothing to rename or rewrite.
+        unresolved = _quick_check(decls, params, used_registers, used_symbols)
+        if unresolved is not None:
+            return body, unresolved
     resolver = _Resolver(body, params, module_vars)
     new_body = resolver.run()
-    unresolved = resolver.unresolved
-    if new_body == body:
-        new_body = body
-    else:
-        new_body = _renumber(new_body)
-    return new_body, unresolved
+    if new_body != body:
+        body = _renumber(new_body)
+    return body, resolver.unresolved
 
 
 def _renumber(body: tuple) -> tuple:

@@ -59,6 +59,8 @@ _SCOPE_OPEN = ScopeOpen()
 _SCOPE_CLOSE = ScopeClose()
 _SINK = Sink()
 _WARP_SZ = Immediate(constexpr.WARP_SIZE)
+# Statements that declare a name in their block.
+_DECLARATIONS = frozenset({RegisterDecl, VariableDecl, Label, CallPrototype, BranchTargets})
 
 
 def parse_int(text: str) -> int:
@@ -108,7 +110,8 @@ class PtxTransformer(Transformer):
         self._used_regs: set[str] = set()
         self._used_syms: set[str] = set()
         self._pending = False
-        self._recent_vars: list[VariableDecl] = []
+        self._decls: list = []
+        self._nested = False
         self._module_vars: dict[str, VariableDecl] = {}
         self._unresolved: list[tuple[Function, set[str]]] = []
 
@@ -241,16 +244,11 @@ class PtxTransformer(Transformer):
         self._loc = None
         unresolved: set[str] = set()
         if body is not None:
-            # Variables reduced since the previous function that are not in this body were
-            # declared at module scope before it.
-            local = {id(s) for s in body if type(s) is VariableDecl}
-            for decl in self._recent_vars:
-                if id(decl) not in local:
-                    self._module_vars[decl.name] = decl
             body, unresolved = resolve_function(
-                body, returns + params, self._used_regs, self._used_syms, self._pending,
-                self._module_vars)
-        self._recent_vars = []
+                body, returns + params, self._decls, self._nested, self._used_regs,
+                self._used_syms, self._pending, self._module_vars)
+        self._decls = []
+        self._nested = False
         self._used_regs = set()
         self._used_syms = set()
         self._pending = False
@@ -322,9 +320,13 @@ class PtxTransformer(Transformer):
             pos = declarators[0][1][4]
             for _, (name, _array, _init, count, _pos) in declarators:
                 if count is not None:
-                    return RegisterDecl(fields["type"], (name,), count, fields["vector"], pos)
+                    decl = RegisterDecl(fields["type"], (name,), count, fields["vector"], pos)
+                    self._decls.append(decl)
+                    return decl
                 names.append(name)
-            return RegisterDecl(fields["type"], tuple(names), None, fields["vector"], pos)
+            decl = RegisterDecl(fields["type"], tuple(names), None, fields["vector"], pos)
+            self._decls.append(decl)
+            return decl
         attributes = tuple(linkage) + fields["attributes"]
         decls = []
         for _, (name, array, init, _count, pos) in declarators:
@@ -345,8 +347,16 @@ class PtxTransformer(Transformer):
                 pos=pos,
             )
             decls.append(decl)
-        self._recent_vars.extend(decls)
+        self._decls.extend(decls)
         return decls[0] if len(decls) == 1 else decls
+
+    def module_variable(self, c: list):
+        """A declaration at module scope: not one of the next function's declarations."""
+        decls = c[0] if type(c[0]) is list else [c[0]]
+        del self._decls[-len(decls):]
+        for decl in decls:
+            self._module_vars[decl.name] = decl
+        return c[0]
 
     def var_declarator(self, c: list) -> _Tagged:
         array: tuple = ()
@@ -428,15 +438,25 @@ class PtxTransformer(Transformer):
 
     def label(self, c: list) -> Label:
         token = c[0]
-        return Label(_label_name(token), SourcePos(token.line, token.column))
+        label = Label(_label_name(token), _source_pos(token))
+        self._decls.append(label)
+        return label
 
     def scope(self, c: list) -> list:
-        return [_SCOPE_OPEN, *_flatten(c), _SCOPE_CLOSE]
+        statements = _flatten(c)
+        if not self._nested:
+            for statement in statements:
+                if type(statement) in _DECLARATIONS:
+                    self._nested = True
+                    break
+        return [_SCOPE_OPEN, *statements, _SCOPE_CLOSE]
 
     def callprototype(self, c: list) -> CallPrototype:
         returns = c[1][1] if len(c) > 1 else ()
         params = c[2][1] if len(c) > 2 else ()
-        return CallPrototype(_label_name(c[0]), returns[0] if returns else None, params)
+        prototype = CallPrototype(_label_name(c[0]), returns[0] if returns else None, params)
+        self._decls.append(prototype)
+        return prototype
 
     def proto_ret(self, c: list) -> _Tagged:
         return _tag("returns", _layout(c))
@@ -445,7 +465,9 @@ class PtxTransformer(Transformer):
         return _tag("params", _layout(c))
 
     def branchtargets(self, c: list) -> BranchTargets:
-        return BranchTargets(_label_name(c[0]), tuple(str(t) for t in c[1:]))
+        targets = BranchTargets(_label_name(c[0]), tuple(str(t) for t in c[1:]))
+        self._decls.append(targets)
+        return targets
 
     def loc(self, c: list) -> None:
         function_name = None
@@ -485,7 +507,9 @@ class PtxTransformer(Transformer):
             if isinstance(item, Token):
                 token_type = item.type
                 if token_type == "OPERANDS":
-                    entry = self._runs.get(item) or self._split_run(item)
+                    # Look up by the plain string: a lark Token key would compare through
+                    # Token.__eq__, a Python call per lookup.
+                    entry = self._runs.get(item.value) or self._split_run(item)
                     operands.extend(entry[0])
                     if entry[1]:
                         self._used_regs.update(entry[1])
@@ -494,7 +518,7 @@ class PtxTransformer(Transformer):
                 elif token_type == "OPCODE":
                     opcode_token = item
                 elif token_type == "GUARD":
-                    guard = self._guards.get(item)
+                    guard = self._guards.get(item.value)
                     if guard is None:
                         text = str(item)
                         guard = Guard(text[2:], True) if text[1] == "!" else Guard(
@@ -505,7 +529,7 @@ class PtxTransformer(Transformer):
             elif hasattr(item, "children"):
                 for child in item.children:
                     if isinstance(child, Token) and child.type == "OPERANDS":
-                        entry = self._runs.get(child) or self._split_run(child)
+                        entry = self._runs.get(child.value) or self._split_run(child)
                         operands.extend(entry[0])
                         if entry[1]:
                             self._used_regs.update(entry[1])
@@ -515,7 +539,7 @@ class PtxTransformer(Transformer):
                         operands.append(child)
             else:
                 operands.append(item)
-        split = self._opcodes.get(opcode_token)
+        split = self._opcodes.get(opcode_token.value)
         if split is None:
             parts = str(opcode_token).split(".")
             split = (parts[0], tuple(parts[1:]), parts[0] in KNOWN_OPCODES)
@@ -568,7 +592,7 @@ class PtxTransformer(Transformer):
 
     def register(self, c: list) -> Register | SpecialRegister:
         name = c[0]
-        found = self._registers.get(name)
+        found = self._registers.get(name.value if isinstance(name, Token) else name)
         if found is None:
             text = str(name)
             found = SpecialRegister(text) if is_special_register(text) else Register(text)
@@ -612,7 +636,7 @@ class PtxTransformer(Transformer):
 
     def address(self, c: list) -> Address:
         text = c[0]
-        found = self._addresses.get(text)
+        found = self._addresses.get(text.value if isinstance(text, Token) else text)
         if found is None:
             match = _ADDRESS.fullmatch(str(text))
             base_text, sign, negative, number = match.groups()
