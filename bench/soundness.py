@@ -153,9 +153,12 @@ def analyser(names: dict):
 
     def analyse(mod):
         provider = verdict_provider(mod, names)
+        classes: dict = {}
 
         def class_of(entry):
-            return analyze_kernel(mod, mod.get_function(entry)).kernel_class
+            if entry not in classes:
+                classes[entry] = analyze_kernel(mod, mod.get_function(entry)).kernel_class
+            return classes[entry]
 
         def verdict_of(entry, inst, allocations):
             return provider(entry, inst.params, inst.grid, inst.block,
@@ -183,21 +186,21 @@ def metamorphic(args) -> int:
         if not members:
             continue
         files += 1
+        kernels += len(members)
         names = {entry_name(path, k): expected()[k]["param_names"] for k in members}
-        for kernel in members:
-            kernels += 1
-            template = expected()[kernel]["instances"][0]
-            instances = [draw_instance(kernel, template, rng, PLACEMENTS[k % len(PLACEMENTS)])
-                         for k in range(args.instances)]
-            report = check_metamorphic(
-                instances, module_for=lambda k, path=path: module(path),
-                names_for=lambda k: expected()[k]["param_names"],
-                entry_for=lambda k, path=path: entry_name(path, k),
-                analyse=analyser(names), transforms=transforms, seeds=seeds)
-            for key, value in report.checks.items():
-                totals[key] = totals.get(key, 0) + value
-            changes.extend(f"{path.relative_to(FIXTURES)}: {c}" for c in report.changes)
-            skipped += report.skipped
+        instances = [draw_instance(kernel, expected()[kernel]["instances"][0], rng,
+                                   PLACEMENTS[k % len(PLACEMENTS)])
+                     for kernel in members for k in range(args.instances)]
+        # One call per file: each rewritten module is analysed once for all its kernels.
+        report = check_metamorphic(
+            instances, module_for=lambda k, path=path: module(path),
+            names_for=lambda k: expected()[k]["param_names"],
+            entry_for=lambda k, path=path: entry_name(path, k),
+            analyse=analyser(names), transforms=transforms, seeds=seeds)
+        for key, value in report.checks.items():
+            totals[key] = totals.get(key, 0) + value
+        changes.extend(f"{path.relative_to(FIXTURES)}: {c}" for c in report.changes)
+        skipped += report.skipped
     seconds = time.perf_counter() - start
     print(f"metamorphic: {files} PTX files, {kernels} kernels, transforms "
           f"{', '.join(transforms)}, {args.seeds} seed(s) each, {args.instances} instances "

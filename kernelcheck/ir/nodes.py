@@ -45,6 +45,7 @@ __all__ = [
     "Pragma",
     "CallPrototype",
     "BranchTargets",
+    "CallTargets",
     "Statement",
     "Param",
     "BasicBlock",
@@ -448,6 +449,14 @@ class BranchTargets:
     labels: tuple[str, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class CallTargets:
+    """``Ftgt: .calltargets f, g;``, the functions an indirect ``call`` may reach."""
+
+    name: str
+    functions: tuple[str, ...]
+
+
 Statement = (
     Instruction
     | Label
@@ -458,6 +467,7 @@ Statement = (
     | Pragma
     | CallPrototype
     | BranchTargets
+    | CallTargets
 )
 
 

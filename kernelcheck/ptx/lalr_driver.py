@@ -126,15 +126,17 @@ class LalrDriver:
         self._actions: dict[int, dict[str, tuple[bool, object]]] = {}
         for state, actions in table.states.items():
             flat = {}
+            # Keys and rule names as plain strings: lark names symbols with its Token
+            # class, whose __eq__ is a Python call on every dictionary probe.
             for symbol, (action, arg) in actions.items():
                 if action is Shift:
-                    flat[symbol] = (True, arg)
+                    flat[str(symbol)] = (True, arg)
                 else:
                     callback = callbacks[arg]
                     if raw_callbacks and arg.origin.name in raw_callbacks:
                         callback = raw_callbacks[arg.origin.name]
-                    flat[symbol] = (False, _Reduce(len(arg.expansion), callback,
-                                                   arg.origin.name))
+                    flat[str(symbol)] = (False, _Reduce(len(arg.expansion), callback,
+                                                        str(arg.origin.name)))
             self._actions[state] = flat
         terminals = sorted(
             lark.terminals,

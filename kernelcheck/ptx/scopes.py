@@ -49,6 +49,7 @@ from kernelcheck.ir.nodes import (
     BracketList,
     BranchTargets,
     CallPrototype,
+    CallTargets,
     Expression,
     Guard,
     Immediate,
@@ -252,6 +253,11 @@ class _Resolver:
         self.out: list = []
         self.instr: Instruction | None = None
         self.temporaries = 0
+        # Parameterized declarations (`%r<1000>`): every (prefix, count) of the body, and the
+        # top-level ones whose names are looked up on use instead of declared one by one.
+        self.all_ranges: list[tuple[str, int]] = []
+        self.top_ranges: dict[str, tuple[int, str]] = {}
+        self.range_bindings: dict[str, _Binding] = {}
         self._collect(params)
         for name, binding in _param_bindings(params):
             self.once.add(name)
@@ -274,20 +280,43 @@ class _Resolver:
             elif kind is ScopeClose:
                 stack.pop()
             elif kind is RegisterDecl:
-                taken.update(statement.iter_base_names())
+                if statement.count is None:
+                    taken.update(statement.names)
+                else:
+                    self.all_ranges.append((statement.names[0], statement.count))
             elif kind is VariableDecl:
                 taken.add(statement.name)
-            elif kind in (Label, CallPrototype, BranchTargets):
+            elif kind in (Label, CallPrototype, BranchTargets, CallTargets):
                 taken.add(statement.name)
                 stack[-1].append(statement)
         self.labels = blocks
 
+    def _in_top_range(self, name: str) -> tuple[int, str] | None:
+        """``(count, type)`` of the top-level range declaring ``name``, if any."""
+        base = name.rstrip("0123456789")
+        entry = self.top_ranges.get(base)
+        if entry is None:
+            return None
+        digits = name[len(base):]
+        if digits and (digits == "0" or digits[0] != "0") and int(digits) < entry[0]:
+            return entry
+        return None
+
+    def _in_any_range(self, name: str) -> bool:
+        for prefix, count in self.all_ranges:
+            digits = name[len(prefix):]
+            if name.startswith(prefix) and digits.isdigit() and (
+                    digits == "0" or digits[0] != "0") and int(digits) < count:
+                return True
+        return False
+
     def _ir_name(self, name: str) -> str:
-        if name not in self.once:
+        if name not in self.once and not (self.top_ranges and self._in_top_range(name)):
             self.once.add(name)
             return name
         k = self.counters.get(name, 0) + 1
-        while f"{name}${k}" in self.taken:
+        while f"{name}${k}" in self.taken or (self.all_ranges and self._in_any_range(
+                f"{name}${k}")):
             k += 1
         self.counters[name] = k
         fresh = f"{name}${k}"
@@ -295,7 +324,8 @@ class _Resolver:
         return fresh
 
     def _declare(self, name: str, binding: _Binding, where) -> None:
-        if name in self.here[-1]:
+        if name in self.here[-1] or (len(self.here) == 1 and self.top_ranges and
+                                     self._in_top_range(name)):
             raise LocatedError(f"duplicate declaration of {name}", pos=_pos(where),
                                search=name)
         self.here[-1].add(name)
@@ -347,7 +377,7 @@ class _Resolver:
             elif kind is Label:
                 name = self.visible[statement.name].name
                 out.append(statement if name == statement.name else Label(name, statement.pos))
-            elif kind is CallPrototype:
+            elif kind is CallPrototype or kind is CallTargets:
                 name = self.visible[statement.name].name
                 out.append(statement if name == statement.name else
                            replace(statement, name=name))
@@ -375,6 +405,14 @@ class _Resolver:
                 raise LocatedError(f"{what} vector register declaration", pos=_pos(decl),
                                    unsupported=True)
         kind = "vreg" if decl.vector else "reg"
+        if decl.count is not None and decl.vector is None and len(self.here) == 1:
+            prefix = decl.names[0]
+            names = _range_names(prefix, decl.count)
+            if not prefix[-1:].isdigit() and prefix not in self.top_ranges and \
+                    self.once.isdisjoint(names) and self.here[0].isdisjoint(names):
+                # Looked up on use (_lookup): no binding per register.
+                self.top_ranges[prefix] = (decl.count, decl.type)
+                return decl
         names = decl.iter_base_names()
         renamed = []
         for name in names:
@@ -397,14 +435,30 @@ class _Resolver:
                                    pos=_pos(instr), search=guard.register)
             if binding.name != guard.register:
                 guard = Guard(binding.name, guard.negated)
-        operands = tuple(self._operand(o, k) for k, o in enumerate(instr.operands))
-        self.out.append(Instruction(instr.opcode, instr.modifiers, operands, guard, instr.loc,
-                                    instr.index, instr.known, instr.pos))
+        changed = guard is not instr.guard
+        operands = []
+        for k, operand in enumerate(instr.operands):
+            resolved = self._operand(operand, k)
+            changed = changed or resolved is not operand
+            operands.append(resolved)
+        if not changed:
+            self.out.append(instr)
+            return
+        self.out.append(Instruction(instr.opcode, instr.modifiers, tuple(operands), guard,
+                                    instr.loc, instr.index, instr.known, instr.pos))
 
     def _lookup(self, name: str) -> _Binding | None:
         binding = self.visible.get(name)
         if binding is not None:
             return binding
+        if self.top_ranges:
+            binding = self.range_bindings.get(name)
+            if binding is not None:
+                return binding
+            entry = self._in_top_range(name)
+            if entry is not None:
+                binding = self.range_bindings[name] = _Binding("reg", name, entry[1])
+                return binding
         if "." in name:
             base, component = name.rsplit(".", 1)
             vector = self.visible.get(base)
@@ -443,8 +497,15 @@ class _Resolver:
 
     def _operand(self, operand, position: int, in_address: bool = False):
         kind = type(operand)
+        if kind is Register:
+            # The common case first: a register seen under its own IR name.
+            binding = self._lookup(operand.name)
+            if binding is not None and binding.kind == "reg" and binding.name == operand.name:
+                return operand
         if kind is Register or kind is Symbol:
             resolved = self._name(operand.name)
+            if resolved == operand:
+                return operand
             if in_address and type(resolved) is VectorOperand:
                 raise LocatedError(f"vector register {operand.name} used as an address",
                                    pos=_pos(self.instr), search=operand.name)
@@ -454,7 +515,7 @@ class _Resolver:
             if base is None:
                 return operand
             resolved = self._operand(base, position, True)
-            if resolved == base:
+            if resolved is base:
                 return operand
             return Address(resolved, operand.offset)
         if kind is VectorOperand or kind is ParenList or kind is BracketList:
@@ -467,14 +528,19 @@ class _Resolver:
                 elements.append(resolved)
             if kind is BracketList and len(elements) == 1:
                 return _as_address(elements[0], self.instr)
+            if all(a is b for a, b in zip(elements, operand.elements, strict=True)):
+                return operand
             return kind(tuple(elements))
         if kind is NegatedPredicate:
-            return NegatedPredicate(self._register(operand.register.name, "negated predicate"))
+            register = self._register(operand.register.name, "negated predicate")
+            return operand if register == operand.register else NegatedPredicate(register)
         if kind is PredicatePair:
             first = self._register(operand.first.name, "predicate")
             second = operand.second
             if type(second) is not Sink:
                 second = self._register(second.name, "predicate")
+            if first == operand.first and second == operand.second:
+                return operand
             return PredicatePair(first, second)
         if kind is PendingExpression:
             return self._expression(operand, position, in_address)
@@ -537,6 +603,9 @@ class _Resolver:
         return f"$tmp{k}"
 
     def _type_of(self, ir_name: str) -> str | None:
+        binding = self._lookup(ir_name)
+        if binding is not None and binding.kind == "reg" and binding.name == ir_name:
+            return binding.type
         for binding in self.visible.values():
             if binding.kind == "reg" and binding.name == ir_name:
                 return binding.type

@@ -18,6 +18,7 @@ from kernelcheck.ir.nodes import (
     BracketList,
     BranchTargets,
     CallPrototype,
+    CallTargets,
     Expression,
     FileDirective,
     Function,
@@ -60,7 +61,8 @@ _SCOPE_CLOSE = ScopeClose()
 _SINK = Sink()
 _WARP_SZ = Immediate(constexpr.WARP_SIZE)
 # Statements that declare a name in their block.
-_DECLARATIONS = frozenset({RegisterDecl, VariableDecl, Label, CallPrototype, BranchTargets})
+_DECLARATIONS = frozenset({RegisterDecl, VariableDecl, Label, CallPrototype, BranchTargets,
+                           CallTargets})
 
 
 def parse_int(text: str) -> int:
@@ -98,6 +100,7 @@ class PtxTransformer(Transformer):
         self._opcodes: dict[str, tuple[str, tuple[str, ...], bool]] = {}
         self._addresses: dict[str, Address] = {}
         self._guards: dict[str, Guard] = {}
+        self._locs: dict[str, SourceLoc] = {}
         self._runs: dict[str, tuple] = {}
         self._operand_pattern: re.Pattern | None = None
         self.text: str | None = None
@@ -136,7 +139,7 @@ class PtxTransformer(Transformer):
         self._begin()
         if len(self._runs) > 200_000:
             for table in (self._registers, self._opcodes, self._addresses, self._guards,
-                          self._runs):
+                          self._runs, self._locs):
                 table.clear()
 
     # ------------------------------------------------------------ module
@@ -464,12 +467,26 @@ class PtxTransformer(Transformer):
     def proto_args(self, c: list) -> _Tagged:
         return _tag("params", _layout(c))
 
+    def calltargets(self, c: list) -> CallTargets:
+        targets = CallTargets(_label_name(c[0]), tuple(str(t) for t in c[1:]))
+        self._decls.append(targets)
+        return targets
+
     def branchtargets(self, c: list) -> BranchTargets:
         targets = BranchTargets(_label_name(c[0]), tuple(str(t) for t in c[1:]))
         self._decls.append(targets)
         return targets
 
     def loc(self, c: list) -> None:
+        if len(c) == 1:
+            # `.loc 1 42 7` alone, the common form: one SourceLoc per distinct text.
+            text = c[0].value if isinstance(c[0], Token) else str(c[0])
+            loc = self._locs.get(text)
+            if loc is None:
+                _, file, line, column = text.split()
+                loc = self._locs[text] = SourceLoc(int(file), int(line), int(column))
+            self._loc = loc
+            return None
         function_name = None
         inlined = None
         for item in c[1:]:

@@ -229,3 +229,25 @@ def test_a_preprocessor_line_is_an_error_at_its_place():
     with pytest.raises(PtxSyntaxError) as info:
         parse_ptx(HEADER + "#include <x.h>\n.visible .entry k() { ret; }")
     assert (info.value.line, info.value.column) == (4, 1)
+
+
+def test_calltargets_and_nested_attribute_parentheses():
+    # The ISA's examples (§5.4.8 variable attributes, §11.1.6 .calltargets); ptxas accepts
+    # them for sm_90.
+    module = parse_ptx(
+        ".version 8.8\n.target sm_90\n.address_size 64\n"
+        ".global .attribute(.managed) .s32 g;\n"
+        ".global .attribute(.unified(19,95)) .f32 f;\n"
+        ".func (.param .b32 r) foo (.param .b32 a) { ret; }\n"
+        ".visible .entry k() { .reg .b64 %rd<2>; .reg .b32 %r<2>;\n"
+        "  Ftgt: .calltargets foo;\n  mov.u64 %rd1, foo;\n"
+        "  { .param .b32 x; .param .b32 rv; st.param.b32 [x], 1;\n"
+        "    call (rv), %rd1, (x), Ftgt; ld.param.b32 %r1, [rv]; }\n  ret; }")
+    from kernelcheck.ir.nodes import CallTargets
+
+    assert module.variables[1].attributes == (".attribute(.unified(19,95))",)
+    targets = [s for s in module.kernels[0].body if type(s) is CallTargets]
+    assert targets == [CallTargets("Ftgt", ("foo",))]
+    assert parse_ptx(print_ptx(module)) == module
+    summary = analyze_kernel(module, module.kernels[0])
+    assert summary.kernel_class == "not_proven" and "indirect call" in summary.reasons[0]

@@ -68,9 +68,12 @@ def test_unknown_transform_is_named():
 def _analyse(names):
     def analyse(module):
         provider = verdict_provider(module, names)
+        classes: dict = {}
 
         def class_of(entry):
-            return analyze_kernel(module, module.get_function(entry)).kernel_class
+            if entry not in classes:
+                classes[entry] = analyze_kernel(module, module.get_function(entry)).kernel_class
+            return classes[entry]
 
         def verdict_of(entry, inst, allocations):
             return provider(entry, inst.params, inst.grid, inst.block,
