@@ -740,7 +740,8 @@ class _Walker:
                     self._assign(instr, state, ret_arg.name,
                                  Opaque(f"call@{instr.index}", 64))
         self.callparams = {}
-        state.stack.clear()  # the callee may write this frame through an escaped pointer
+        if any(may_write_local(i) for i in callee.instructions):
+            state.stack.clear()  # the callee may write this frame through an escaped pointer
 
     # ------------------------------------------------------------------ loops
     def _resolve_loops(self, cfg, loops, back, idom, out) -> dict:

@@ -245,7 +245,8 @@ class _Resolver:
         self.visible: dict[str, _Binding] = {}
         self.undo: list[list[tuple[str, _Binding | None]]] = [[]]
         self.here: list[set[str]] = [set()]
-        self.unresolved: set[str] = set()
+        # Names no declaration resolves, with the place of their first use.
+        self.unresolved: dict[str, tuple[int, int] | None] = {}
         self.taken: set[str] = set()
         self.counters: dict[str, int] = {}
         self.once: set[str] = set()
@@ -478,7 +479,7 @@ class _Resolver:
         """The operand a bare or ``%`` identifier stands for."""
         binding = self._lookup(name)
         if binding is None:
-            self.unresolved.add(name)
+            self.unresolved.setdefault(name, _pos(self.instr))
             return Symbol(name)
         if binding.kind == "reg":
             return Register(binding.name)
@@ -672,7 +673,7 @@ def _name_plus_constant(node: constexpr.Node) -> tuple[str, int] | None:
 
 def resolve_function(body: tuple, params: tuple[Param, ...], decls: list, nested: bool,
                      used_registers: set[str], used_symbols: set[str], pending: bool,
-                     module_vars: dict[str, VariableDecl]) -> tuple[tuple, set[str]]:
+                     module_vars: dict[str, VariableDecl]) -> tuple[tuple, dict]:
     """Resolve the names of one function body.
 
     Parameters
@@ -699,7 +700,8 @@ def resolve_function(body: tuple, params: tuple[Param, ...], decls: list, nested
     -------
     (body, unresolved)
         The body with IR names (the same tuple when nothing changes) and the names no
-        declaration of the function resolves (module-scope names, or undeclared ones).
+        declaration of the function resolves (module-scope names, or undeclared ones),
+        each with the ``(line, column)`` of its first use when known.
 
     Raises
     ------
@@ -711,7 +713,8 @@ def resolve_function(body: tuple, params: tuple[Param, ...], decls: list, nested
         # register written with its declared name; nothing to rename or rewrite.
         unresolved = _quick_check(decls, params, used_registers, used_symbols)
         if unresolved is not None:
-            return body, unresolved
+            # Nothing is renamed here, so the first instruction naming one is its first use.
+            return body, dict.fromkeys(unresolved)
     resolver = _Resolver(body, params, module_vars)
     new_body = resolver.run()
     if new_body != body:

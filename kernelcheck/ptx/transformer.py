@@ -245,7 +245,7 @@ class PtxTransformer(Transformer):
                     body = value
         self._counter = 0
         self._loc = None
-        unresolved: set[str] = set()
+        unresolved: dict = {}
         if body is not None:
             body, unresolved = resolve_function(
                 body, returns + params, self._decls, self._nested, self._used_regs,
@@ -769,9 +769,12 @@ def _check_module_names(items: list, unresolved: list) -> None:
         elif kind is Pragma and item.values and item.values[0] == ".alias":
             known.update(item.values[1:])
     for function, names in unresolved:
-        missing = names - known
+        missing = [name for name in names if name not in known]
         if missing:
-            name, pos = _first_use(function, missing)
+            name = missing[0]
+            pos = names[name]
+            if pos is None:
+                name, pos = _first_use(function, set(missing))
             what = "register" if name.startswith("%") else "identifier"
             raise LocatedError(f"undeclared {what} {name} in {function.name}", pos=pos,
                                search=name)

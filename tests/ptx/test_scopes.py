@@ -271,3 +271,11 @@ def test_renamed_module_prints_and_parses_back_equal(engine):
 def test_both_engines_agree_on_scoped_code():
     for text in (SHADOWED_WRITE, INLINE_ASM):
         assert parse_ptx(text, engine="fast") == parse_ptx(text, engine="lark")
+
+
+def test_a_use_outside_the_declaring_block_is_reported_at_that_use():
+    # The block's own `t` is fine; the use after the block is the error.
+    error = _error(HEADER + ".visible .entry k(.param .u64 out)\n{\n .reg .b64 %rd<3>;\n"
+                            " ld.param.u64 %rd1, [out];\n { .reg .b32 t;\n   mov.u32 t, 1; }\n"
+                            " st.global.u32 [%rd1], t;\n ret;\n}\n")
+    assert (error.line, error.column) == (10, 24)
