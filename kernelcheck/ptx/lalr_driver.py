@@ -111,9 +111,10 @@ class LalrDriver:
         A parser built with ``parser="lalr"`` and the transformer whose callbacks build the
         result; only its tables, terminals and callbacks are used.
     raw_callbacks : dict, optional
-        Rule name -> callback taking the rule's children unfiltered (punctuation included
-        as plain strings, ``*`` repetitions as lark's expansion trees). For the hottest
-        rules, where lark's child filtering is measurable.
+        Rule alias or name -> callback taking the rule's children unfiltered (punctuation
+        included as plain strings, ``*`` repetitions as whatever the repetition rule's own
+        callback built). For the hottest rules, where lark's child filtering and its trees
+        for repetitions are measurable.
     """
 
     def __init__(self, lark: Lark, raw_callbacks: dict[str, Callable] | None = None) -> None:
@@ -133,7 +134,10 @@ class LalrDriver:
                     flat[str(symbol)] = (True, arg)
                 else:
                     callback = callbacks[arg]
-                    if raw_callbacks and arg.origin.name in raw_callbacks:
+                    name = str(arg.alias or arg.origin.name)
+                    if raw_callbacks and name in raw_callbacks:
+                        callback = raw_callbacks[name]
+                    elif raw_callbacks and arg.origin.name in raw_callbacks:
                         callback = raw_callbacks[arg.origin.name]
                     flat[str(symbol)] = (False, _Reduce(len(arg.expansion), callback,
                                                         str(arg.origin.name)))

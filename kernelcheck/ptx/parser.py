@@ -90,7 +90,23 @@ def _parser() -> tuple[Lark, PtxTransformer, LalrDriver]:
         transformer.set_operand_terminals(
             {t.name: t.pattern.to_regexp() for t in lark.terminals}
         )
-        driver = LalrDriver(lark, raw_callbacks={"instruction": transformer.instruction})
+        # The repetitions of statements in a body or block and of operands in an
+        # instruction accumulate into one list (no lark tree per item); the rules that read
+        # them take it unfiltered.
+        raw = {"instruction": transformer.instruction, "body": transformer.body_raw,
+               "scope": transformer.scope_raw, "vector_operand": transformer.vector_raw,
+               "bracket_list": transformer.bracket_raw, "paren_list": transformer.paren_raw}
+        # Rules of one token: lark's child filter has nothing to remove.
+        for name in ("register", "symbol", "element", "expression_operand", "address",
+                     "int_immediate", "hex_float_immediate", "decimal_float_immediate",
+                     "label"):
+            raw[name] = getattr(transformer, name)
+        for rule in lark.rules:
+            name = str(rule.origin.name)
+            if name.startswith(("__function_end_star_", "__scope_star_",
+                                "__instruction_star_", "__operand_star_")):
+                raw[name] = transformer.repeat
+        driver = LalrDriver(lark, raw_callbacks=raw)
         pair = (lark, transformer, driver)
         for terminal in lark.terminals:
             if type(terminal.pattern).__name__ == "PatternStr":

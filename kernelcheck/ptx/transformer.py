@@ -88,6 +88,37 @@ def _tag(tag: str, value: object) -> _Tagged:
     return _Tagged((tag, value))
 
 
+class _Repeat(list):
+    """The items of a repetition, built by the table driver (see PtxTransformer.repeat);
+    ``children`` is itself, as for the lark tree the reference engine builds."""
+
+    __slots__ = ()
+
+    @property
+    def children(self) -> _Repeat:
+        return self
+
+
+def _items(children: list) -> list:
+    """The values among unfiltered ``children``: punctuation dropped, repetitions inlined."""
+    out = []
+    for child in children:
+        kind = type(child)
+        if kind is _Repeat:
+            out.extend(child)
+        elif kind is not str:
+            out.append(child)
+    return out
+
+
+def _repeated(children: list) -> list:
+    """The items of the one :class:`_Repeat` among ``children`` (none: an empty body)."""
+    for child in children:
+        if type(child) is _Repeat:
+            return child
+    return []
+
+
 class PtxTransformer(Transformer):
     """Lark callbacks, one per grammar rule alias, that build :mod:`kernelcheck.ir.nodes`."""
 
@@ -273,6 +304,34 @@ class PtxTransformer(Transformer):
     def body(self, c: list) -> _Tagged:
         return _tag("body", tuple(_flatten(c)))
 
+    def body_raw(self, c: list) -> _Tagged:
+        """:meth:`body` for the table driver: the statements come as one :class:`_Repeat`."""
+        return self.body(_repeated(c))
+
+    def scope_raw(self, c: list) -> list:
+        """:meth:`scope` for the table driver."""
+        return self.scope(_repeated(c))
+
+    def vector_raw(self, c: list) -> VectorOperand:
+        return self.vector_operand(_items(c))
+
+    def bracket_raw(self, c: list):
+        return self.bracket_list(_items(c))
+
+    def paren_raw(self, c: list):
+        return self.paren_list(_items(c))
+
+    def repeat(self, c: list) -> _Repeat:
+        """A repetition rule (``x*``) for the table driver: one growing list, punctuation
+        (plain strings) and ``.loc`` results (``None``) left out."""
+        first = c[0]
+        if type(first) is _Repeat:
+            for item in c[1:]:
+                if item is not None and type(item) is not str:
+                    first.append(item)
+            return first
+        return _Repeat(item for item in c if item is not None and type(item) is not str)
+
     def no_body(self, c: list) -> _Tagged:
         return _tag("nobody", None)
 
@@ -355,6 +414,11 @@ class PtxTransformer(Transformer):
 
     def module_variable(self, c: list):
         """A declaration at module scope: not one of the next function's declarations."""
+        if type(c[0]) is RegisterDecl:
+            # ptxas: "Module-scoped variables in .reg state space are not allowed with ABI".
+            pos = c[0].pos
+            raise LocatedError(".reg declarations are not allowed at module scope",
+                               pos=(pos.line, pos.column) if pos else None)
         decls = c[0] if type(c[0]) is list else [c[0]]
         del self._decls[-len(decls):]
         for decl in decls:

@@ -251,3 +251,10 @@ def test_calltargets_and_nested_attribute_parentheses():
     assert parse_ptx(print_ptx(module)) == module
     summary = analyze_kernel(module, module.kernels[0])
     assert summary.kernel_class == "not_proven" and "indirect call" in summary.reasons[0]
+
+
+def test_a_register_at_module_scope_is_an_error():
+    # ptxas: "Module-scoped variables in .reg state space are not allowed with ABI".
+    with pytest.raises(PtxSyntaxError, match="not allowed at module scope") as info:
+        parse_ptx(HEADER + ".reg .b32 gr;\n.visible .entry k() { ret; }")
+    assert (info.value.line, info.value.column) == (4, 11)
