@@ -29,7 +29,7 @@ from lark.exceptions import (
 from kernelcheck.errors import KernelcheckError, PtxSyntaxError, UnsupportedFeature
 from kernelcheck.ir.nodes import Module
 from kernelcheck.ptx.lalr_driver import DriverSyntaxError, LalrDriver
-from kernelcheck.ptx.scopes import LocatedError
+from kernelcheck.ptx.located import LocatedError
 from kernelcheck.ptx.transformer import PtxTransformer
 
 __all__ = ["parse_ptx", "parse_ptx_file", "grammar_path"]

@@ -69,6 +69,13 @@ from kernelcheck.ir.nodes import (
     VectorOperand,
 )
 from kernelcheck.ptx import constexpr
+from kernelcheck.ptx.located import (
+    LocatedError,
+    PendingArrayElement,
+    PendingExpression,
+    position_of,
+)
+from kernelcheck.ptx.toplevel import quick_check, range_names
 
 __all__ = ["PendingExpression", "PendingArrayElement", "LocatedError", "resolve_function",
            "ELEMENT_ALIASES"]
@@ -81,43 +88,6 @@ ELEMENT_ALIASES = {"x": "x", "y": "y", "z": "z", "w": "w", "r": "x", "g": "y", "
 _ADDRESS_VALUE_OPCODES = frozenset({"mov", "cvta"})
 
 
-class LocatedError(Exception):
-    """An error of the input at a source position.
-
-    ``offset`` is a character offset in the text, or ``pos`` a ``(line, column)``; with
-    ``search``, the column is refined to where that identifier stands on the statement.
-    ``unsupported`` marks a valid construct kernelcheck does not model.
-    """
-
-    def __init__(self, message: str, *, offset: int | None = None,
-                 pos: tuple[int, int] | None = None, search: str | None = None,
-                 unsupported: bool = False) -> None:
-        super().__init__(message)
-        self.message = message
-        self.offset = offset
-        self.pos = pos
-        self.search = search
-        self.unsupported = unsupported
-
-
-@dataclass(frozen=True, slots=True)
-class PendingExpression:
-    """An operand expression with names, resolved with the scopes of its function."""
-
-    node: constexpr.Node
-    text: str
-    offset: int
-
-
-@dataclass(frozen=True, slots=True)
-class PendingArrayElement:
-    """``name[index]`` (ISA §6.4.2), resolved once the element type of ``name`` is known."""
-
-    name: str
-    index: object
-    offset: int
-
-
 @dataclass(frozen=True, slots=True)
 class _Binding:
     kind: str  # "reg", "vreg", "var", "label", "param"
@@ -125,11 +95,6 @@ class _Binding:
     type: str = ""
     vector: str | None = None
     decl: object = None
-
-
-def _pos(item) -> tuple[int, int] | None:
-    pos = getattr(item, "pos", None)
-    return (pos.line, pos.column) if pos is not None else None
 
 
 def _param_bindings(params: tuple[Param, ...]) -> list[tuple[str, _Binding]]:
@@ -141,99 +106,6 @@ def _param_bindings(params: tuple[Param, ...]) -> list[tuple[str, _Binding]]:
         else:
             out.append((param.name, _Binding("param", param.name, param.type, decl=param)))
     return out
-
-
-_RANGE_NAMES: dict[tuple[str, int], frozenset[str]] = {}
-
-
-def _range_names(prefix: str, count: int) -> frozenset[str]:
-    """The names ``%r<N>`` declares, kept across functions (nvcc repeats the same ranges)."""
-    names = _RANGE_NAMES.get((prefix, count))
-    if names is None:
-        if len(_RANGE_NAMES) > 4096:
-            _RANGE_NAMES.clear()
-        names = frozenset(f"{prefix}{k}" for k in range(count))
-        _RANGE_NAMES[(prefix, count)] = names
-    return names
-
-
-def _quick_check(decls: list, params: tuple[Param, ...], used_registers: set[str],
-                 used_symbols: set[str]) -> set[str] | None:
-    """The check of a function whose declarations are all at its top level.
-
-    Returns the names left for the module (``used_symbols`` that the function does not
-    declare), or ``None`` when the scope walk must run: a register name used that is not a
-    declared register (a ``%`` parameter, a vector element, an undeclared register) or a
-    bare name that is one, or a vector register. Duplicate declarations are errors.
-    Set operations only: this runs for every function of every module.
-    """
-    registers: set[str] = set()
-    others: set[str] = set()
-    ranges: list[frozenset[str]] = []
-    count = 0
-    for param in params:
-        if param.space == "reg":
-            if param.vector:
-                return None
-            registers.add(param.name)
-        else:
-            others.add(param.name)
-        count += 1
-    prefixes: set[str] = set()
-    for decl in decls:
-        kind = type(decl)
-        if kind is RegisterDecl:
-            if decl.vector:
-                return None
-            if decl.count is None:
-                registers.update(decl.names)
-                count += len(decl.names)
-            else:
-                prefix = decl.names[0]
-                if prefix in prefixes:
-                    _duplicate(decls, params)
-                if prefix[-1:].isdigit():
-                    # `%r<20>` and `%r1<5>` both declare `%r10`: left to the scope walk.
-                    return None
-                prefixes.add(prefix)
-                ranges.append(_range_names(prefix, decl.count))
-        else:
-            others.add(decl.name)
-            count += 1
-    if len(registers) + len(others) != count or registers & others:
-        _duplicate(decls, params)
-    if ranges:
-        # Ranges of distinct prefixes that end in no digit never share a name.
-        explicit = registers | others
-        for names in ranges:
-            if explicit & names:
-                _duplicate(decls, params)
-    rest = used_registers - registers
-    for names in ranges:
-        if not rest:
-            break
-        rest = rest - names
-    if rest:
-        return None
-    if used_symbols & registers or any(used_symbols & names for names in ranges):
-        return None
-    return used_symbols - others
-
-
-def _duplicate(decls: list, params: tuple[Param, ...]) -> None:
-    """Raise the error for the first name declared twice at the top level."""
-    seen: set[str] = set()
-    items = [(p.name, p) for p in params]
-    for decl in decls:
-        if type(decl) is RegisterDecl:
-            items.extend((name, decl) for name in decl.iter_base_names())
-        else:
-            items.append((decl.name, decl))
-    for name, where in items:
-        if name in seen:
-            raise LocatedError(f"duplicate declaration of {name}", pos=_pos(where),
-                               search=name)
-        seen.add(name)
 
 
 class _Resolver:
@@ -327,7 +199,7 @@ class _Resolver:
     def _declare(self, name: str, binding: _Binding, where) -> None:
         if name in self.here[-1] or (len(self.here) == 1 and self.top_ranges and
                                      self._in_top_range(name)):
-            raise LocatedError(f"duplicate declaration of {name}", pos=_pos(where),
+            raise LocatedError(f"duplicate declaration of {name}", pos=position_of(where),
                                search=name)
         self.here[-1].add(name)
         self.undo[-1].append((name, self.visible.get(name)))
@@ -392,7 +264,7 @@ class _Resolver:
     def _label(self, name: str, where) -> str:
         binding = self.visible.get(name)
         if binding is None or binding.kind != "label":
-            raise LocatedError(f"{name} is not a label of this block", pos=_pos(where),
+            raise LocatedError(f"{name} is not a label of this block", pos=position_of(where),
                                search=name)
         return binding.name
 
@@ -400,15 +272,15 @@ class _Resolver:
         if decl.vector is not None:
             if decl.vector not in VECTOR_ELEMENTS:
                 raise LocatedError(f"vector registers are .v2 or .v4, not .{decl.vector}",
-                                   pos=_pos(decl))
+                                   pos=position_of(decl))
             if decl.type == "pred" or decl.count is not None:
                 what = "predicate" if decl.type == "pred" else "parameterized (<N>)"
-                raise LocatedError(f"{what} vector register declaration", pos=_pos(decl),
+                raise LocatedError(f"{what} vector register declaration", pos=position_of(decl),
                                    unsupported=True)
         kind = "vreg" if decl.vector else "reg"
         if decl.count is not None and decl.vector is None and len(self.here) == 1:
             prefix = decl.names[0]
-            names = _range_names(prefix, decl.count)
+            names = range_names(prefix, decl.count)
             if not prefix[-1:].isdigit() and prefix not in self.top_ranges and \
                     self.once.isdisjoint(names) and self.here[0].isdisjoint(names):
                 # Looked up on use (_lookup): no binding per register.
@@ -433,7 +305,7 @@ class _Resolver:
             if binding is None or binding.kind != "reg":
                 what = "undeclared" if binding is None else f"not a register ({binding.kind})"
                 raise LocatedError(f"guard predicate {guard.register} is {what}",
-                                   pos=_pos(instr), search=guard.register)
+                                   pos=position_of(instr), search=guard.register)
             if binding.name != guard.register:
                 guard = Guard(binding.name, guard.negated)
         changed = guard is not instr.guard
@@ -468,10 +340,10 @@ class _Resolver:
             element = ELEMENT_ALIASES.get(component)
             if vector.kind != "vreg":
                 raise LocatedError(f"{name}: {base} is not a vector register",
-                                   pos=_pos(self.instr), search=name)
+                                   pos=position_of(self.instr), search=name)
             if element not in VECTOR_ELEMENTS[vector.vector]:
                 raise LocatedError(f"{name}: a .{vector.vector} register has no element "
-                                   f".{component}", pos=_pos(self.instr), search=name)
+                                   f".{component}", pos=position_of(self.instr), search=name)
             return _Binding("reg", f"{vector.name}.{element}", vector.type)
         return None
 
@@ -479,7 +351,7 @@ class _Resolver:
         """The operand a bare or ``%`` identifier stands for."""
         binding = self._lookup(name)
         if binding is None:
-            self.unresolved.setdefault(name, _pos(self.instr))
+            self.unresolved.setdefault(name, position_of(self.instr))
             return Symbol(name)
         if binding.kind == "reg":
             return Register(binding.name)
@@ -492,7 +364,7 @@ class _Resolver:
         binding = self._lookup(name)
         if binding is None or binding.kind != "reg":
             state = "undeclared" if binding is None else "not a scalar register"
-            raise LocatedError(f"{what} {name} is {state}", pos=_pos(self.instr),
+            raise LocatedError(f"{what} {name} is {state}", pos=position_of(self.instr),
                                search=name)
         return Register(binding.name)
 
@@ -509,7 +381,7 @@ class _Resolver:
                 return operand
             if in_address and type(resolved) is VectorOperand:
                 raise LocatedError(f"vector register {operand.name} used as an address",
-                                   pos=_pos(self.instr), search=operand.name)
+                                   pos=position_of(self.instr), search=operand.name)
             return resolved
         if kind is Address:
             base = operand.base
@@ -525,7 +397,7 @@ class _Resolver:
                 resolved = self._operand(element, position, kind is BracketList)
                 if type(resolved) is VectorOperand and kind is VectorOperand:
                     raise LocatedError("a vector register inside a vector operand",
-                                       pos=_pos(self.instr))
+                                       pos=position_of(self.instr))
                 elements.append(resolved)
             if kind is BracketList and len(elements) == 1:
                 return _as_address(elements[0], self.instr)
@@ -711,7 +583,7 @@ def resolve_function(body: tuple, params: tuple[Param, ...], decls: list, nested
     if not (nested or pending):
         # The common case (compiler output without inline-asm blocks): one block, every
         # register written with its declared name; nothing to rename or rewrite.
-        unresolved = _quick_check(decls, params, used_registers, used_symbols)
+        unresolved = quick_check(decls, params, used_registers, used_symbols)
         if unresolved is not None:
             # Nothing is renamed here, so the first instruction naming one is its first use.
             return body, dict.fromkeys(unresolved)
