@@ -22,13 +22,46 @@ COMMANDS = ("analyze", "bundle", "graph", "inject", "list", "run")
 EXIT_USAGE_OR_INPUT_ERROR = 2
 
 
+def version_text() -> str:
+    """What ``kernelcheck --version`` prints: the version, the CUDA driver a program run by
+    ``kernelcheck run`` would get, and where the cache lives."""
+    import platform
+
+    from kernelcheck.cache.private import cache_dir, user_cache_dir
+    from kernelcheck.shim.driver_choice import find_driver
+
+    driver = find_driver()
+    if driver.path is None:
+        driver_line = ("none found (libcuda.so.1): `kernelcheck run` runs programs on the "
+                       "stand-in driver (CPU emulator)")
+    else:
+        driver_line = driver.describe()
+    return "\n".join([f"kernelcheck {__version__}",
+                      f"python: {platform.python_version()} ({sys.executable})",
+                      f"CUDA driver: {driver_line}",
+                      f"analysis cache: {cache_dir()}",
+                      f"built libraries and grammars: {user_cache_dir()}"])
+
+
+class _VersionAction(argparse.Action):
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                 help=None):
+        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(version_text())
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The top-level argument parser with every sub-command registered."""
     parser = argparse.ArgumentParser(
         prog="kernelcheck",
         description="Static and launch-time idempotency analysis of CUDA kernels.",
     )
-    parser.add_argument("--version", action="version", version=f"kernelcheck {__version__}")
+    parser.add_argument("--version", action=_VersionAction,
+                        help="print the version, the CUDA driver in use and where the "
+                             "cache lives, and exit")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         import_module(f"kernelcheck.commands.{name}").register(subparsers)
