@@ -17,6 +17,7 @@ Under ``kernelcheck run --recover`` each process also writes ``recover-<pid>.jso
 from __future__ import annotations
 
 import json
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -247,8 +248,10 @@ def format_report(report: RunReport, width: int = 100) -> str:
             rules = ", ".join(f"{r} {c}" for r, c in k.rules)
             lines.append(f"  {name:<{name_w}} {k.kernel_class or '-':<12} {k.instances:>6} "
                          f"{k.idempotent:>6} {k.not_idempotent:>8} {k.not_proven:>8}  {rules}")
+            indent = " " * (name_w + 5)
             for reason in list(dict.fromkeys(k.reasons))[:2]:
-                lines.append(f"  {'':<{name_w}}   {reason[:width]}")
+                lines += textwrap.wrap(_shorten(reason, 3 * width), width + len(indent),
+                                       initial_indent=indent, subsequent_indent=indent + "  ")
     if report.without_analysis:
         lines.append(f"kernelcheck: {report.without_analysis} launches had no analysis in "
                      f"time (rule no_analysis): run `kernelcheck analyze --warm-cache FILE` on "
@@ -259,6 +262,15 @@ def format_report(report: RunReport, width: int = 100) -> str:
     for w in report.warnings:
         lines.append(f"kernelcheck: warning: {w}")
     return "\n".join(lines)
+
+
+def _shorten(text: str, width: int) -> str:
+    """``text`` in at most ``width`` characters, its middle elided: reasons differ at their
+    ends (which access of the pair), so both ends are kept."""
+    if len(text) <= width:
+        return text
+    head = (width - 3) // 2
+    return f"{text[:head]} … {text[len(text) - (width - 3 - head):]}"
 
 
 def _format_recovery(r: RecoveryCounts) -> list[str]:
