@@ -216,6 +216,10 @@ def read_reports(directory: Path, cache=None) -> RunReport:
                 status = cache.image_status(digest, arch)
                 if status is not None and status[0] == "failed":
                     cls, reasons = "not_proven", (f"analysis failed: {status[1]}",)
+                    # Not a matter of time: waiting or warming the cache would not help.
+                    waited = entry["rules"].pop("no_analysis", 0)
+                    if waited:
+                        entry["rules"]["analysis_failed"] = waited
         kernels.append(KernelCounts(name, digest, arch, entry["idempotent"],
                                     entry["not_idempotent"], entry["not_proven"],
                                     tuple(sorted(entry["rules"].items())), cls, reasons,
