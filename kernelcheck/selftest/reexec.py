@@ -147,15 +147,16 @@ def run_case(device, mat: Materialized, verdict_fn: VerdictFn, loader: Loader,
 
 
 def check_cases(ctx: SectionContext, result: SectionResult, verdict_fn: VerdictFn,
-                loader: Loader, *, what: str, materialize_fn=None) -> None:
-    """Run every case of ``ctx`` through the oracle; fill ``result`` (see the module docs)."""
+                loader: Loader, *, what: str, cases=None, materialize_fn=None) -> None:
+    """Run ``cases`` (default: every case of ``ctx``) through the oracle; fill ``result``
+    (see the module docs)."""
     device = ctx.device
     assumed = set(ctx.options.get("assume_idempotent") or ())
     counts = {"cases": 0, "invalid": 0, "idempotent": 0, "idempotent_confirmed": 0,
               "unsound": 0, "not_idempotent": 0, "not_proven": 0,
               "not_claimed_changed": 0, "not_claimed_deterministic": 0,
               "order_dependent": 0, "partial_runs": 0, "device_errors": 0}
-    cases = ctx.cases()
+    cases = ctx.cases() if cases is None else cases
     counts["planned"] = len(cases)
     order_dependent = []
     make = materialize_fn or (lambda case: materialize(
