@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     from kernelcheck.selftest.runner import run_selftest
 
     options = SelftestOptions(
-        sections=tuple(dict.fromkeys(args.sections or SECTIONS)), quick=args.quick,
+        sections=tuple(s for s in SECTIONS if s in (args.sections or SECTIONS)), quick=args.quick,
         device=args.device, driver=args.driver, seed=args.seed, cases=tuple(args.case),
         assume_idempotent=tuple(args.assume_idempotent), fixtures=args.fixtures,
         budget=args.budget, random_per_kernel=args.random_per_kernel, trials=args.trials)
