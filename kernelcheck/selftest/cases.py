@@ -40,7 +40,8 @@ from kernelcheck.ir.nodes import Function, Module
 from kernelcheck.selftest.device import ptx_isa_min_driver
 
 __all__ = ["Case", "Materialized", "fixtures_dir", "expected", "fixture_cases",
-           "random_cases", "find_case", "ptx_file", "materialize", "InvalidCase"]
+           "random_cases", "find_case", "ptx_file", "materialize", "InvalidCase",
+           "NotRelocatable"]
 
 _CU_FLAVOURS = ("sm_80", "nvrtc12", "sm_90", "nvrtc")
 _NUMBA = ("scale_numba", "increment_numba", "histogram_numba")
@@ -49,6 +50,12 @@ _NUMBA = ("scale_numba", "increment_numba", "histogram_numba")
 class InvalidCase(KernelcheckError):
     """A drawn instance that is not valid for its kernel (negative sizes, accesses outside
     its buffers on the emulator), or a kernel no loadable PTX file defines."""
+
+
+class NotRelocatable(InvalidCase):
+    """An instance one of whose pointers reaches two allocations at a fixed distance (index
+    arithmetic that wraps around 2^32 elements): a device gives allocations where it likes,
+    so the distance cannot be kept."""
 
 
 def fixtures_dir(override: str | os.PathLike | None = None) -> Path:
@@ -317,5 +324,23 @@ def materialize(root: Path, case: Case, *, driver_version: int | None = None,
     except (KernelcheckError, ValueError, OverflowError, KeyError) as error:
         raise InvalidCase(f"{case.name} is not a valid instance: {error}") from error
     emulated = tuple(emu.copy_dtoh(a, len(d)).tobytes() for a, d in regions)
+    _check_relocatable(case, placement, regions)
     return Materialized(case, path, module, function, placement.params, placement.buffers,
                         regions, names, wl.shared_bytes, result.trace, emulated)
+
+
+def _check_relocatable(case: Case, placement, regions) -> None:
+    """Every pointer's touched bytes lie in one allocation (see :class:`NotRelocatable`)."""
+    for buf in placement.buffers:
+        try:
+            base = pointer_value(placement.params, buf.pointer)
+        except (KeyError, TypeError):
+            continue
+        size = np.dtype(buf.dtype).itemsize
+        segments = buf.segments if buf.segments is not None else \
+            (((buf.lo, buf.hi),) if buf.hi > buf.lo else ())
+        hit = {next((k for k, (lo, data) in enumerate(regions)
+                     if lo <= base + a * size < lo + len(data)), None) for a, _ in segments}
+        if len(hit) > 1:
+            raise NotRelocatable(f"{case.name}: pointer {buf.pointer} reaches "
+                                 f"{len(hit)} allocations at fixed distances")

@@ -277,5 +277,5 @@ def run(ctx: SectionContext) -> SectionResult:
                             f"(redundant execution compares re-runs of replayable "
                             f"instances only)")
     if result.capped:
-        result.notes.append(f"recovery: time cap reached after {t} of {total} trials")
+        result.notes.append(f"time cap reached after {t} of {total} trials")
     return result.finish()

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kernelcheck.errors import KernelcheckError
-from kernelcheck.selftest.cases import InvalidCase, Materialized, materialize
+from kernelcheck.selftest.cases import InvalidCase, Materialized, NotRelocatable, materialize
 from kernelcheck.selftest.context import SectionContext
 from kernelcheck.selftest.device import DeviceCallError, DeviceImage
 from kernelcheck.selftest.partial import rewrite_early_exit
@@ -60,6 +60,7 @@ class Outcome:
     first_exiting: int | None
     guard_broken: tuple[str, ...]
     differing_bytes: int
+    faulted: tuple[str, ...] = ()
 
 
 _SUMMARIES: dict = {}
@@ -93,6 +94,43 @@ def _differing(a, b) -> int:
                for x, y in zip(a, b, strict=True))
 
 
+def rerun_faults(mat: Materialized, first_exiting: int | None) -> tuple[str, ...]:
+    """Which re-runs (``twice``, ``partial``) fault on the emulator.
+
+    A re-run of an instance that clobbers may read what its first run wrote (an index
+    overwritten by floats) and access memory out of bounds. On a GPU such a fault ends the
+    context, so re-runs of instances not called idempotent are tried on the emulator first,
+    and those that fault there are not sent to the device: having faulted, they changed
+    behaviour when re-run.
+    """
+    from kernelcheck.emu import Emulator
+    from kernelcheck.emu.instances import param_values
+
+    values = param_values(mat.param_names, mat.params)
+    kw = {"grid": mat.case.grid, "block": mat.case.block, "params": values,
+          "shared_bytes": mat.shared_bytes}
+    emu = Emulator()
+    for lo, data in mat.regions:
+        emu.memory.alloc_at(lo, len(data))
+    for lo, data in mat.regions:
+        emu.copy_htod(lo, np.frombuffer(data, np.uint8))
+    initial = emu.memory.snapshot()
+    full = emu.load_module(mat.module)
+    sequences = [("twice", (full, full))]
+    if first_exiting is not None:
+        cut = emu.load_module(rewrite_early_exit(mat.module, mat.entry, first_exiting))
+        sequences.append(("partial", (cut, full)))
+    faulted = []
+    for name, programs in sequences:
+        emu.memory.restore(initial)
+        try:
+            for program in programs:
+                emu.launch(program, mat.entry, **kw)
+        except KernelcheckError:  # MemoryFault, LaunchError (trap), ...
+            faulted.append(name)
+    return tuple(faulted)
+
+
 def run_case(device, mat: Materialized, verdict_fn: VerdictFn, loader: Loader,
              rng: np.random.Generator, assume_idempotent: bool = False) -> Outcome:
     """Run one case the four ways of the module docs and compare.
@@ -122,26 +160,28 @@ def run_case(device, mat: Materialized, verdict_fn: VerdictFn, loader: Loader,
                 launch(fn)
             return image.read()
 
+        blocks = grid[0] * grid[1] * grid[2]
+        first_exiting = int(rng.integers(1, blocks)) if blocks > 1 else None
+        faulted = () if verdict == "idempotent" else rerun_faults(mat, first_exiting)
         single = runs(full)
         single2 = runs(full)
-        twice = runs(full, full)
-        blocks = grid[0] * grid[1] * grid[2]
-        first_exiting = partial_run = None
-        if blocks > 1:
-            first_exiting = int(rng.integers(1, blocks))
+        twice = runs(full, full) if "twice" not in faulted else None
+        partial_run = None
+        if first_exiting is not None and "partial" not in faulted:
             partial_run = runs(partial(first_exiting), full)
         broken = tuple(name for name, snap in (("single", single), ("again", single2),
                                                ("twice", twice), ("partial", partial_run))
                        if snap is not None and image.guards_changed(snap))
         one = image.contents(single)
         deterministic = one == image.contents(single2)
-        rerun = image.contents(twice) != one
-        part = None if partial_run is None else image.contents(partial_run) != one
-        differing = max(_differing(one, image.contents(twice)),
-                        _differing(one, image.contents(partial_run)) if part is not None
-                        else 0)
+        rerun = twice is None or image.contents(twice) != one
+        part = True if "partial" in faulted else \
+            None if partial_run is None else image.contents(partial_run) != one
+        differing = max(_differing(one, image.contents(twice)) if twice is not None else 0,
+                        _differing(one, image.contents(partial_run))
+                        if partial_run is not None else 0)
         return Outcome(verdict, decided_by, deterministic, rerun, part, first_exiting,
-                       broken, differing)
+                       broken, differing, faulted)
     finally:
         image.release()
 
@@ -155,7 +195,8 @@ def check_cases(ctx: SectionContext, result: SectionResult, verdict_fn: VerdictF
     counts = {"cases": 0, "invalid": 0, "idempotent": 0, "idempotent_confirmed": 0,
               "unsound": 0, "not_idempotent": 0, "not_proven": 0,
               "not_claimed_changed": 0, "not_claimed_deterministic": 0,
-              "order_dependent": 0, "partial_runs": 0, "device_errors": 0}
+              "order_dependent": 0, "partial_runs": 0, "device_errors": 0,
+              "not_relocatable": 0, "rerun_faults": 0}
     cases = ctx.cases() if cases is None else cases
     counts["planned"] = len(cases)
     order_dependent = []
@@ -168,6 +209,9 @@ def check_cases(ctx: SectionContext, result: SectionResult, verdict_fn: VerdictF
             break
         try:
             mat = make(case)
+        except NotRelocatable:
+            counts["not_relocatable"] += 1
+            continue
         except InvalidCase:
             counts["invalid"] += 1
             continue
@@ -215,23 +259,29 @@ def check_cases(ctx: SectionContext, result: SectionResult, verdict_fn: VerdictF
                    else "not_proven"] += 1
             counts["not_claimed_deterministic"] += 1
             counts["not_claimed_changed"] += changed
+            counts["rerun_faults"] += bool(out.faulted)
         result.passed += 1
     not_claimed = counts["not_claimed_deterministic"]
     changed = counts["not_claimed_changed"]
     share = f"{changed / not_claimed:.0%}" if not_claimed else "-"
     result.figures.update(counts)
     result.figures["not_claimed_changed_share"] = changed / not_claimed if not_claimed else None
-    result.summary = (f"{what}: {counts['cases']} instances run ({counts['invalid']} drawn "
-                      f"invalid); {counts['idempotent']} called idempotent, "
-                      f"{counts['unsound']} unsound; {not_claimed} not called idempotent, "
-                      f"{changed} of them changed memory when re-run ({share}); "
+    result.summary = (f"{what}: {counts['cases']} instances run; {counts['idempotent']} "
+                      f"called idempotent, {counts['unsound']} unsound; {not_claimed} not "
+                      f"called idempotent, {changed} of them changed memory when re-run "
+                      f"({share}; {counts['rerun_faults']} by faulting); "
                       f"{counts['order_dependent']} order-dependent")
+    if counts["invalid"] or counts["not_relocatable"]:
+        result.notes.append(f"not run: {counts['invalid']} drawn instances "
+                            f"invalid for their kernel, {counts['not_relocatable']} whose "
+                            f"pointers reach allocations at fixed distances (index "
+                            f"arithmetic wrapping at 2^32)")
     if order_dependent:
         result.notes.append(f"order-dependent outputs (two single runs differ: atomics or "
                             f"races), not judged: {', '.join(order_dependent[:12])}"
                             + (" ..." if len(order_dependent) > 12 else ""))
     if result.capped:
-        result.notes.append(f"{ctx.name}: time cap reached after {counts['cases']} of "
+        result.notes.append(f"time cap reached after {counts['cases']} of "
                             f"{len(cases)} instances")
 
 
