@@ -62,10 +62,15 @@ class SectionContext:
             out += random_cases(self.root, per, self.seed)
         return out
 
-    def reproducer(self, case: str, *extra: str) -> str:
-        """The command that runs this section on ``case`` alone, with this run's settings."""
-        words = ["kernelcheck", "selftest", "--section", self.name, "--case", case]
-        if "~r" in case:
+    def reproducer(self, case: str | None, *extra: str) -> str:
+        """The command that runs this section (on ``case`` alone, if given) with this run's
+        settings."""
+        words = ["kernelcheck", "selftest", "--section", self.name]
+        if self.options.get("device_required"):
+            words.append("--device")
+        if case is not None:
+            words += ["--case", case]
+        if case is not None and "~r" in case:
             words += ["--seed", str(self.seed)]
         driver = self.options.get("driver", "auto")
         if driver != "auto":

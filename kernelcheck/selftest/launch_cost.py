@@ -130,7 +130,7 @@ def run(ctx: SectionContext) -> SectionResult:
                     if done.returncode:
                         tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
                         result.fail(kernel, f"{label} launch loop failed: {tail}",
-                                    ctx.reproducer(kernel))
+                                    ctx.reproducer(None))
                         return result.finish()
                     times[label].append(float(done.stdout.split()[-1]))
             plain, under = statistics.median(times["plain"]), statistics.median(times["shim"])

@@ -54,7 +54,9 @@ class SelftestOptions:
 
     def worker_options(self) -> dict:
         """What every section's worker gets (JSON)."""
-        out = {k: v for k, v in asdict(self).items() if k not in ("sections", "extra")}
+        out = {k: v for k, v in asdict(self).items()
+               if k not in ("sections", "extra", "device")}
+        out["device_required"] = self.device
         out["fixtures_given"] = self.fixtures is not None
         out.update(self.extra)
         return {k: v for k, v in out.items() if v is not None}
@@ -125,7 +127,7 @@ def run_selftest(options: SelftestOptions, progress=None) -> SelftestReport:
         report.sections = [SectionResult.error(s, reason) for s in options.sections]
         report.seconds = time.monotonic() - start
         return report
-    worker_options = dict(report.options, device=report.device)
+    worker_options = dict(report.options, device_info=report.device)
     pending = list(options.sections)
     for section in options.sections:
         left = budget - (time.monotonic() - start)

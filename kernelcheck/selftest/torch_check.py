@@ -129,7 +129,7 @@ def run(ctx: SectionContext) -> SectionResult:
                 if problem or not out.exists():
                     result.fail(f"{mode} run {r}", f"the training program failed: "
                                                    f"{problem or 'no output'}",
-                                ctx.reproducer("torch_step"))
+                                ctx.reproducer(None))
                     return result.finish()
                 outputs[mode].append(json.loads(out.read_text()))
                 if mode == "shim" and report.exists():
@@ -141,7 +141,7 @@ def run(ctx: SectionContext) -> SectionResult:
         result.fail("torch_step", f"parameters after training differ: plain "
                                   f"{outputs['plain'][0]['digest'][:12]}, under the shim "
                                   f"{outputs['shim'][0]['digest'][:12]}",
-                    ctx.reproducer("torch_step"))
+                    ctx.reproducer(None))
     ratios = {}
     for phase in ("eager_step_s", "compiled_step_s"):
         plain = [t for o in outputs["plain"] for t in o[phase]]

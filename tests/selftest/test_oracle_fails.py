@@ -38,3 +38,12 @@ def test_an_unknown_case_is_an_error_of_the_selftest(standin_env, tmp_path):
                                     "no_such_kernel#0", out=tmp_path / "r.json")
     assert code == 2, output
     assert "no_such_kernel#0" in report["sections"][0]["reason"]
+
+
+def test_device_without_a_gpu_is_status_2_for_every_section(standin_env, tmp_path):
+    env = dict(standin_env)
+    env["LD_LIBRARY_PATH"] = ""  # the system's driver only, and this machine has none
+    code, report, output = selftest(env, "--device", "--section", "reexec", "--section",
+                                    "launch", out=tmp_path / "r.json")
+    assert code == 2, output
+    assert [s["status"] for s in report["sections"]] == ["error", "error"]
