@@ -46,7 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "(default %(default)s)")
     parser.add_argument("--budget", type=float, metavar="S",
                         help="seconds for the whole run, shared among the sections "
-                             "(default 270, 160 with --quick)")
+                             "(default 250, 160 with --quick)")
     parser.add_argument("--random-per-kernel", type=int, metavar="N",
                         help="drawn instances per kernel in a full run (default 6)")
     parser.add_argument("--trials", type=int, metavar="N",

@@ -3,7 +3,7 @@
 :func:`run_selftest` opens the device once in a probe process (which driver, which GPU or
 the stand-in), then runs the chosen sections one after another, each in its own process
 (:mod:`kernelcheck.selftest.worker`) with the driver's environment. The run has a budget
-(``--budget``, default 270 s, 160 s with ``--quick``); each section gets the share of what
+(``--budget``, default 250 s, 160 s with ``--quick``); each section gets the share of what
 is left that its weight gives it, so time a skipped or fast section did not use goes to the
 later ones. A worker past its cap by more than :data:`GRACE_SECONDS` is ended, and its section
 is in error.
@@ -31,8 +31,8 @@ __all__ = ["SECTIONS", "SelftestOptions", "run_selftest", "GRACE_SECONDS"]
 SECTIONS = {"reexec": 3.0, "emulator": 1.0, "sass": 2.0, "recovery": 2.0, "pytorch": 3.0,
             "launch": 1.0}
 #: How long a worker may overrun its cap before it is ended.
-GRACE_SECONDS = 30.0
-DEFAULT_BUDGET, QUICK_BUDGET = 270.0, 160.0
+GRACE_SECONDS = 20.0
+DEFAULT_BUDGET, QUICK_BUDGET = 250.0, 160.0
 
 
 @dataclass(slots=True)
