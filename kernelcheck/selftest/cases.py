@@ -40,8 +40,8 @@ from kernelcheck.ir.nodes import Function, Module
 from kernelcheck.selftest.device import ptx_isa_min_driver
 
 __all__ = ["Case", "Materialized", "fixtures_dir", "expected", "fixture_cases",
-           "random_cases", "find_case", "ptx_file", "materialize", "InvalidCase",
-           "NotRelocatable"]
+           "random_cases", "kernels_without_workload", "find_case", "ptx_file", "materialize",
+           "InvalidCase", "NotRelocatable"]
 
 _CU_FLAVOURS = ("sm_80", "nvrtc12", "sm_90", "nvrtc")
 _NUMBA = ("scale_numba", "increment_numba", "histogram_numba")
@@ -107,6 +107,11 @@ def _has_workload(kernel: str) -> bool:
     except KeyError:
         return False
     return True
+
+
+def kernels_without_workload(root: Path) -> list[str]:
+    """Kernels of expected.toml that the workload table cannot run (no cases are made)."""
+    return sorted(k for k in expected(root) if not _has_workload(k))
 
 
 def fixture_cases(root: Path, kernels=None, per_kernel: int | None = None) -> list[Case]:

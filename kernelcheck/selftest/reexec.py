@@ -34,7 +34,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from kernelcheck.errors import KernelcheckError
-from kernelcheck.selftest.cases import InvalidCase, Materialized, NotRelocatable, materialize
+from kernelcheck.selftest.cases import (
+    InvalidCase,
+    Materialized,
+    NotRelocatable,
+    kernels_without_workload,
+    materialize,
+)
 from kernelcheck.selftest.context import SectionContext
 from kernelcheck.selftest.device import DeviceCallError, DeviceImage
 from kernelcheck.selftest.partial import rewrite_early_exit
@@ -280,6 +286,10 @@ def check_cases(ctx: SectionContext, result: SectionResult, verdict_fn: VerdictF
         result.notes.append(f"order-dependent outputs (two single runs differ: atomics or "
                             f"races), not judged: {', '.join(order_dependent[:12])}"
                             + (" ..." if len(order_dependent) > 12 else ""))
+    missing = kernels_without_workload(ctx.root)
+    if missing:
+        result.notes.append(f"expected.toml kernels with no workload to run them (not "
+                            f"checked): {', '.join(missing)}")
     if result.capped:
         result.notes.append(f"time cap reached after {counts['cases']} of "
                             f"{len(cases)} instances")
