@@ -136,7 +136,19 @@ def _add_carry(x, y, cin):
 
 
 def _carry(instr, cx, t, sub, carry_in, carry_out):
-    """add.cc/addc/sub.cc/subc: the carry (borrow for sub) lives in register 0 per lane."""
+    """add.cc/addc/sub.cc/subc (PTX ISA 9.7.2.1-2.4): the condition code CC.CF lives in
+    register 0 per lane.
+
+    The ISA writes subtraction in borrow terms (``subc``: ``d = a - (b + CC.CF)``, "borrow
+    out written to CC.CF"), but CC.CF is one carry flag shared by the whole extended-precision
+    family, and what a subtraction leaves in it is the carry of the two's-complement sum
+    ``a + ~b + 1``: 1 when no borrow occurs (``a >= b`` unsigned), 0 on a borrow. ``subc``
+    consumes it in the same sense, ``d = a + ~b + CC.CF`` = ``a - b - (1 - CC.CF)``; this is
+    how NVIDIA hardware executes the chain (IADD3 with an inverted operand and carry), so a
+    ``sub.cc``/``subc`` chain computes a multi-word difference, ``addc.u32 d, 0, 0`` after
+    ``sub.cc`` reads 1 exactly when there was no borrow, and ``subc.u32 d, 0, 0`` reads 0 or
+    -1 (the borrow mask).
+    """
     ut = "u32" if NP_TYPE[t].itemsize == 4 else "u64"
     a = cx.src(instr.operands[1], ut)
     b = cx.src(instr.operands[2], ut)
@@ -146,12 +158,8 @@ def _carry(instr, cx, t, sub, carry_in, carry_out):
     def run(st, fr, mask):
         x = np.asarray(a(st, fr), dtype=udt)
         y = np.asarray(b(st, fr), dtype=udt)
-        cin = fr.regs[0].astype(udt) if carry_in else udt.type(0)
-        if sub:
-            r = x - y - cin
-            cout = (x < y) | ((x - y) < cin)
-        else:
-            r, cout = _add_carry(x, y, cin)
+        cin = fr.regs[0].astype(udt) if carry_in else udt.type(1 if sub else 0)
+        r, cout = _add_carry(x, ~y if sub else y, cin)
         put(st, fr, r, mask)
         if carry_out:
             c = np.broadcast_to(cout, (st.L,)).astype(np.uint32)
@@ -712,7 +720,7 @@ def _bmsk(instr, cx):
 def _szext(instr, cx):
     """szext.mode.type d, a, b (ISA 9.7.1.26): sign- (s32) or zero- (u32) extend the low
     ``b`` bits of ``a``; ``.wrap`` takes ``b`` modulo 32, ``.clamp`` keeps all of ``a``
-    when ``b >= 32``; ``b`` of 0 (mod 32) keeps ``a``."""
+    when ``b >= 32``; a width of 0 (after ``.wrap``) keeps no bit: the result is 0."""
     a = cx.src(instr.operands[1], "u32")
     b = cx.src(instr.operands[2], "u32")
     put = cx.dst(instr.operands[0], "b32")

@@ -335,7 +335,7 @@ def _compile_checked(instr: Instruction, cx: CompileContext, labels: dict[str, i
         return Op(TRAP, None, instr, guard, negated)
     if op == "call":
         return _compile_call(instr, cx, guard, negated)
-    if op in ("bar", "barrier") and not any(m in ("red", "arrive") for m in instr.modifiers):
+    if op in ("bar", "barrier") and "red" not in instr.modifiers:
         # bar{.cta}.sync / barrier{.cta}.sync{.aligned} a{, b}; bar.warp.sync membermask:
         # the minimum-PC schedule runs a barrier only once every lane of the block (warp)
         # that will reach it is there (see kernelcheck.emu.executor), so it is a rendezvous

@@ -19,13 +19,13 @@ import numpy as np
 
 from kernelcheck.emu.atomics import apply_atomic, half_add
 from kernelcheck.emu.compiler import instruction_type, where
-from kernelcheck.emu.dispatch import form, register
 from kernelcheck.emu.convert import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE
+from kernelcheck.emu.dispatch import form, register
 from kernelcheck.emu.memory import MemoryFault
 from kernelcheck.emu.values import NP_TYPE, UINT_OF_SIZE
 from kernelcheck.ir.nodes import Address, Register, Symbol, VectorOperand
 
-__all__ = ["SPACES"]
+__all__ = ["SPACES", "Access", "guard_writes", "space_of_instruction"]
 
 SPACES = ("global", "shared", "local", "param", "const")
 _U64 = np.uint64
@@ -78,6 +78,11 @@ def _space(instr) -> str:
         if space is not None:
             return space
     return "generic"
+
+
+def space_of_instruction(instr) -> str:
+    """The state space an instruction names (``generic`` when none)."""
+    return _space(instr)
 
 
 def _vector_count(instr, data_operand) -> int:
@@ -139,7 +144,13 @@ class _Access:
 
     def locate(self, st, fr, lanes):
         """Return a list of ``(buffer, byte_offsets, lane_positions, alloc_or_None)``."""
+        return self.locate_at(st, fr, lanes, 0)
+
+    def locate_at(self, st, fr, lanes, delta: int):
+        """:meth:`locate` of the bytes ``delta`` past each lane's address (bulk copies)."""
         addrs = self.addresses(st, fr, lanes)
+        if delta:
+            addrs = addrs + _U64(delta)
         space = self.space
         try:
             if space == "generic":
@@ -217,7 +228,7 @@ def _check_offsets(off, addrs, alloc, n, kind, space, sub=None) -> None:
         raise err
 
 
-def _guard(st, acc, lanes, pieces) -> None:
+def guard_writes(st, acc, lanes, pieces) -> None:
     """Stop a global store or atomic that leaves the launch's write guard, before any of its
     lanes writes (shared and local pieces, ``alloc is None``, are private and not checked)."""
     for _, off, pos, alloc in pieces:
@@ -336,7 +347,7 @@ def _st(instr, cx):
             return
         pieces = acc.locate(st, fr, lanes)
         if st.mem.write_guard is not None:
-            _guard(st, acc, lanes, pieces)
+            guard_writes(st, acc, lanes, pieces)
         for buf, off, pos, alloc in pieces:
             view = buf.view(ut)
             idx = off // width
@@ -399,7 +410,7 @@ def _atom(instr, cx):
         olds = [np.zeros(len(lanes), dtype=edt) for _ in range(count)]
         pieces = acc.locate(st, fr, lanes)
         if st.mem.write_guard is not None:
-            _guard(st, acc, lanes, pieces)
+            guard_writes(st, acc, lanes, pieces)
         for buf, off, pos, alloc in pieces:
             view = buf.view(ut).view(edt)
             for k in range(count):
@@ -439,3 +450,6 @@ def _noop(instr, cx):
         put = cx.dst(instr.operands[0], "b64")
         return lambda st, fr, mask: put(st, fr, np.uint64(0), mask)
     return lambda st, fr, mask: None
+
+
+Access = _Access

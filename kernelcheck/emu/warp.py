@@ -203,3 +203,37 @@ def _redux_f32(instr, cx, op, a, put):
         r = np.where(bad, canonical, r).astype(np.float32)
         put(st, fr, np.repeat(r, 32), mask)
     return run
+
+
+@register("bar", form("u32", "red popc sync aligned cta", required=["red", "popc"]),
+          form("pred", "red and or sync aligned cta", required=["red", "and or"]))
+@register("barrier", form("u32", "red popc sync aligned cta", required=["red", "popc"]),
+          form("pred", "red and or sync aligned cta", required=["red", "and or"]))
+def _bar_red(instr, cx):
+    """bar.red.popc.u32 d, a, {!}c and bar.red.{and,or}.pred p, a, {!}c (ISA 9.7.13.1): a
+    barrier that also reduces ``c`` over every thread of the CTA: the number of threads where
+    it holds, or whether it holds in all (``and``) or any (``or``) of them. The minimum-PC
+    schedule runs it once every lane of the block that reaches it is there (see
+    :mod:`kernelcheck.emu.executor`). The form with a thread count ``b`` (a barrier of part of
+    the CTA) is not run."""
+    if len(instr.operands) != 3:
+        raise cx.unsupported(f"'{instr.full_opcode}' with a thread count (a barrier of part "
+                             f"of the CTA)")
+    op = next(m for m in instr.modifiers if m in ("popc", "and", "or"))
+    c = cx.src(instr.operands[2], "pred")
+    put = cx.dst(instr.operands[0], "u32" if op == "popc" else "pred")
+
+    def run(st, fr, mask):
+        active = _exec(st, mask)
+        pred = _full(c(st, fr), st.L, np.bool_)
+        slots = st.block_slot
+        nb = int(slots.max()) + 1 if len(slots) else 0
+        hits = np.bincount(slots, weights=(pred & active), minlength=nb).astype(np.int64)
+        members = np.bincount(slots, weights=active, minlength=nb).astype(np.int64)
+        if op == "popc":
+            put(st, fr, hits[slots].astype(_U32), mask)
+        elif op == "and":
+            put(st, fr, (hits == members)[slots], mask)
+        else:
+            put(st, fr, (hits > 0)[slots], mask)
+    return run
