@@ -250,7 +250,8 @@ def _ldmatrix(instr, cx):
                 data[rows[pos]] = np.ascontiguousarray(raw).view(np.uint16)
                 if alloc is not None and st.trace is not None:
                     st.trace.read(alloc, off, 16)
-        mats = data.reshape(st.L // 32, num, 8, 8)  # warp, matrix, row, column
+        # warp, matrix, row, column (lanes 8j..8j+7 hold the rows of matrix j)
+        mats = data.reshape(st.L // 32, 32, 8)[:, :8 * num].reshape(st.L // 32, num, 8, 8)
         for j, put in enumerate(puts):
             mj = mats[:, j]
             if trans:
@@ -282,7 +283,9 @@ def _stmatrix(instr, cx):
             mj[:, _G, 2 * _T] = (v & _U32(0xFFFF)).astype(np.uint16)
             mj[:, _G, 2 * _T + 1] = (v >> _U32(16)).astype(np.uint16)
             mats[:, j] = np.swapaxes(mj, 1, 2) if trans else mj
-        data = mats.reshape(st.L, 8)
+        data = np.zeros((W, 32, 8), dtype=np.uint16)
+        data[:, :8 * num] = mats.reshape(W, 8 * num, 8)
+        data = data.reshape(st.L, 8)
         rows = _rows_of(st, fr, acc, 8 * num, mask, "write")
         if not len(rows):
             return
