@@ -1,18 +1,21 @@
 """Floating-point instructions (PTX ISA 9.7.3, 9.7.4 half precision, 9.7.5 comparison).
 
-f32 and f64 compute in numpy's IEEE arithmetic; f16 and bf16 compute in float32 and round
-once to the 16-bit format; packed ``f16x2``/``bf16x2`` compute each half separately. See
-:mod:`kernelcheck.emu.floats` for the rounding, flush-to-zero, saturation and NaN rules and
-the accuracy of approximate instructions.
+The IEEE operations (add, sub, mul, div, fma, mad, sqrt and rcp without ``.approx``, abs,
+neg, min, max) are rounded once from the exact result in every type and rounding mode
+(:mod:`kernelcheck.emu.fparith`); packed ``f16x2``/``bf16x2`` compute each half. The
+approximate instructions (``.approx``: sqrt, rsqrt, rcp, ex2, lg2, sin, cos, tanh) are
+computed in float64 and rounded once: more accurate than the few ulps the ISA allows, so
+their last bits may differ from a GPU's.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from kernelcheck.emu import fparith
 from kernelcheck.emu.compiler import instruction_type
 from kernelcheck.emu.dispatch import form, register
-from kernelcheck.emu.floats import flush, fmax, fmin, round_to, saturate
+from kernelcheck.emu.floats import flush, round_to, saturate
 from kernelcheck.emu.values import NP_TYPE, bf16_to_f32, f32_to_bf16
 
 __all__ = ["float_arith", "float_fma", "float_unary", "float_minmax"]
@@ -114,37 +117,56 @@ def _elementwise(instr, cx, t, nargs, compute, post=None):
     return run
 
 
-def _directed(op, mode, dtype):
-    """An f32 binary op with a directed rounding mode, via exact float64."""
-    def f(a, b):
-        exact = op(np.asarray(a, dtype=_F64), np.asarray(b, dtype=_F64))
-        return round_to(exact, dtype, mode)
-    return f
+_NUMPY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
+          "sqrt": np.sqrt, "rcp": np.reciprocal}
+
+
+def _exact(instr, cx, t, name, nargs):
+    """An IEEE operation of :mod:`kernelcheck.emu.fparith`, rounded once per element."""
+    u = fparith.ELEMENT[t]
+    getters = [cx.src(o, t) for o in instr.operands[1:1 + nargs]]
+    put = cx.dst(instr.operands[0], t)
+    mods = instr.modifiers
+    mode = _rounding(instr)
+    ftz = "ftz" in mods and u in ("f32", "f16")
+    sat = "sat" in mods
+    relu = "relu" in mods
+    op = fparith.exact_op(name)
+    if t in ("f32", "f64") and mode == "rn" and not (ftz or sat or relu) and name in _NUMPY:
+        # numpy's float32/float64 operations are IEEE, rounded to nearest even: exact as is.
+        ufunc = _NUMPY[name]
+        canonical = np.uint32(0x7FFFFFFF).view(np.float32) if t == "f32" else None
+
+        def run_ieee(st, fr, mask):
+            with np.errstate(all="ignore"):
+                r = ufunc(*[g(st, fr) for g in getters])
+            if canonical is not None and np.isnan(r).any():
+                r = np.where(np.isnan(r), canonical, r)
+            put(st, fr, r, mask)
+        return run_ieee
+
+    def run(st, fr, mask):
+        args = [fparith.decode(g(st, fr), t) for g in getters]
+        out = []
+        for parts in zip(*args, strict=True):
+            if ftz:
+                parts = [fparith.flush_to_zero(p, u) for p in parts]
+            s, err = op(*parts)
+            r = fparith.round_exact(s, err, u, mode)
+            out.append(fparith.finish(r, u, ftz=ftz, sat=sat, relu=relu))
+        put(st, fr, fparith.encode(out, t), mask)
+    return run
 
 
 def float_arith(instr, cx, t):
-    """add/sub/mul/div of a float type."""
-    op = {"add": np.add, "sub": np.subtract, "mul": np.multiply,
-          "div": np.divide}[instr.opcode]
-    mode = _rounding(instr)
-    if t == "f32" and mode != "rn":
-        return _elementwise(instr, cx, t, 2, _directed(op, mode, _F32))
-    return _elementwise(instr, cx, t, 2, op)
+    """add/sub/mul/div of a float type; ``div.approx``/``div.full`` are computed as the IEEE
+    quotient (more accurate than the approximation the ISA allows)."""
+    return _exact(instr, cx, t, instr.opcode, 2)
 
 
 def float_fma(instr, cx, t):
-    """fma/mad of a float type: one rounding for f32/f16 (computed exactly in float64)."""
-    mode = _rounding(instr)
-    if t == "f64":
-        return _elementwise(instr, cx, t, 3, lambda a, b, c: a * b + c)
-    dtype = _F16 if t in ("f16", "f16x2") else _F32
-
-    def fma(a, b, c):
-        exact = np.asarray(a, _F64) * np.asarray(b, _F64) + np.asarray(c, _F64)
-        if t in ("f16", "f16x2", "bf16", "bf16x2"):
-            return exact.astype(_F32) if mode == "rn" else round_to(exact, dtype, mode)
-        return round_to(exact, dtype, mode)
-    return _elementwise(instr, cx, t, 3, fma)
+    """fma/mad of a float type: one rounding of ``a*b + c``."""
+    return _exact(instr, cx, t, "fma", 3)
 
 
 register("fma", form("f32", _RND + " ftz sat", required=[_RND]), form("f64", _RND, required=[_RND]),
@@ -154,22 +176,43 @@ register("fma", form("f32", _RND + " ftz sat", required=[_RND]), form("f64", _RN
 
 
 def float_unary(instr, cx, t):
-    """abs/neg of a float type (sign bit operations, NaN payload kept)."""
-    if instr.opcode == "neg":
-        return _elementwise(instr, cx, t, 1, np.negative)
-    return _elementwise(instr, cx, t, 1, np.abs)
+    """abs/neg of a float type: sign-bit operations, NaN payload kept (ISA 9.7.3.7-8)."""
+    bits_t = {2: "b16", 4: "b32", 8: "b64"}[NP_TYPE[t].itemsize]
+    get = cx.src(instr.operands[1], bits_t)
+    put = cx.dst(instr.operands[0], bits_t)
+    ftz = "ftz" in instr.modifiers and fparith.ELEMENT[t] in ("f32", "f16")
+    op = instr.opcode
+    return lambda st, fr, mask: put(st, fr, fparith.sign_op(get(st, fr), t, op, ftz), mask)
 
 
 def float_minmax(instr, cx, t):
-    nan = "NaN" in instr.modifiers
-    f = fmin if instr.opcode == "min" else fmax
-    return _elementwise(instr, cx, t, 2, lambda a, b: f(a, b, nan))
+    """min/max of a float type (ISA 9.7.3.10-11, 9.7.4.9-10)."""
+    u = fparith.ELEMENT[t]
+    a = cx.src(instr.operands[1], t)
+    b = cx.src(instr.operands[2], t)
+    put = cx.dst(instr.operands[0], t)
+    ftz = "ftz" in instr.modifiers and u in ("f32", "f16")
+    nan_mode = "NaN" in instr.modifiers
+    is_min = instr.opcode == "min"
+
+    def run(st, fr, mask):
+        out = []
+        for x, y in zip(fparith.decode(a(st, fr), t), fparith.decode(b(st, fr), t),
+                        strict=True):
+            if ftz:
+                x, y = fparith.flush_to_zero(x, u), fparith.flush_to_zero(y, u)
+            r = fparith.minmax(x, y, is_min, nan_mode)
+            out.append(fparith.flush_to_zero(r, u) if ftz else r)
+        put(st, fr, fparith.encode(out, t), mask)
+    return run
 
 
 # ------------------------------------------------------------------ approximate math
-def _approx(fn64):
+def _approx(fn64, exact_name=None):
     def factory(instr, cx):
         t = instruction_type(instr)
+        if exact_name is not None and "approx" not in instr.modifiers:
+            return _exact(instr, cx, t, exact_name, 1)  # sqrt.rn / rcp.rn: IEEE, exact
         dtype = NP_TYPE.get(t, _F32)
         if t in ("bf16", "bf16x2", "f16", "f16x2"):
             dtype = _F32
@@ -187,12 +230,12 @@ def _rsqrt(x):
 
 register("sqrt", form("f32", "approx ftz", required=["approx"]),
          form("f32", _RND + " ftz", required=[_RND]), form("f64", _RND, required=[_RND]))(
-    _approx(np.sqrt))
+    _approx(np.sqrt, "sqrt"))
 register("rsqrt", form("f32", "approx ftz", required=["approx"]),
          form("f64", "approx", required=["approx"]))(_approx(_rsqrt))
 register("rcp", form("f32", "approx ftz", required=["approx"]),
          form("f32", _RND + " ftz", required=[_RND]), form("f64", _RND, required=[_RND]),
-         form("f64", "approx ftz", required=["approx", "ftz"]))(_approx(lambda x: 1.0 / x))
+         form("f64", "approx ftz", required=["approx", "ftz"]))(_approx(lambda x: 1.0 / x, "rcp"))
 register("ex2", form("f32", "approx ftz", required=["approx"]),
          form("f16 f16x2", "approx", required=["approx"]),
          form("bf16 bf16x2", "approx ftz", required=["approx"]))(_approx(np.exp2))

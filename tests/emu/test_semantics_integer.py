@@ -63,7 +63,8 @@ def test_bmsk(a, b, mode, expected):
 
 @pytest.mark.parametrize("ty,a,b,mode,expected", [
     ("s32", 0x80, 8, "wrap", 0xFFFFFF80), ("u32", 0x180, 8, "wrap", 0x80),
-    ("s32", 0x12345678, 0, "wrap", 0), ("s32", 0x12345678, 32, "wrap", 0), ("s32", 0x80, 40, "clamp", 0x80),
+    ("s32", 0x12345678, 0, "wrap", 0), ("s32", 0x12345678, 32, "wrap", 0),
+    ("s32", 0x80, 40, "clamp", 0x80),
     ("s32", 0x80, 40, "wrap", 0xFFFFFF80),
 ])
 def test_szext(ty, a, b, mode, expected):
