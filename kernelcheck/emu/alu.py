@@ -801,9 +801,16 @@ def _slct(instr, cx):
     c = cx.src(instr.operands[3], ct)
     put = cx.dst(instr.operands[0], t)
 
+    ftz = "ftz" in instr.modifiers
+
     def run(st, fr, mask):
-        put(st, fr, np.where(np.asarray(c(st, fr)) >= 0, a(st, fr), b(st, fr))
-            .astype(NP_TYPE[t]), mask)
+        # slct (ISA 9.7.7.2): a when c >= 0 (-0.0 included, NaN not); .ftz reads a
+        # subnormal f32 c as zero of its sign, so -subnormal selects a.
+        cv = np.asarray(c(st, fr))
+        if ftz:
+            cv = np.where((np.abs(cv) < np.float32(1.1754944e-38)) & (cv != 0),
+                          np.copysign(np.float32(0), cv), cv)
+        put(st, fr, np.where(cv >= 0, a(st, fr), b(st, fr)).astype(NP_TYPE[t]), mask)
     return run
 
 

@@ -309,12 +309,8 @@ def _compare_parts(instr):
 
 def _halves(t):
     """Decoder of a compared operand into its halves (one part for scalar types)."""
-    if _packed(t):
-        return lambda v: _split(v, t)
-    if t == "f16":
-        return lambda v: (np.asarray(v).astype(_F32),)
-    if t == "bf16":
-        return lambda v: (bf16_to_f32(v),)
+    if t in fparith.ELEMENT:
+        return lambda v: fparith.decode(v, t)
     return lambda v: (np.asarray(v),)
 
 
@@ -326,6 +322,7 @@ def _comparison(instr, cx):
     b = cx.src(instr.operands[2], t)
     c = cx.src(instr.operands[3], "pred") if boolop else None
     dec = _halves(t)
+    u = fparith.ELEMENT.get(t, "f32")
     ftz = "ftz" in instr.modifiers
     combine = {"and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor}.get(boolop)
 
@@ -333,7 +330,7 @@ def _comparison(instr, cx):
         out = []
         for x, y in zip(dec(a(st, fr)), dec(b(st, fr)), strict=True):
             if ftz:
-                x, y = flush(x), flush(y)
+                x, y = fparith.flush_to_zero(x, u), fparith.flush_to_zero(y, u)
             r = _compare(op, np.asarray(x), np.asarray(y), is_f)
             out.append((r, ~r))
         if combine is not None:

@@ -21,6 +21,7 @@ from kernelcheck.emu.atomics import apply_atomic, half_add
 from kernelcheck.emu.compiler import instruction_type, where
 from kernelcheck.emu.convert import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE
 from kernelcheck.emu.dispatch import form, register
+from kernelcheck.emu.floats import flush
 from kernelcheck.emu.memory import MemoryFault
 from kernelcheck.emu.values import NP_TYPE, UINT_OF_SIZE
 from kernelcheck.ir.nodes import Address, Register, Symbol, VectorOperand
@@ -371,6 +372,9 @@ def _atom(instr, cx):
     ut = UINT_OF_SIZE[width]
     dt = NP_TYPE[t] if t not in ("bf16", "bf16x2", "f16x2") else ut
     combine = half_add(t) if t in ("f16", "bf16", "f16x2", "bf16x2") else None
+    # "atom.add.f32 on global memory flushes subnormal inputs and results to sign-preserving
+    # zero; on shared memory it does not" (ISA 9.7.13.5).
+    global_combine = _add_f32_ftz if (t == "f32" and op == "add") else combine
     space = _space(instr)
     has_dest = instr.opcode == "atom"
     ops = instr.operands
@@ -417,12 +421,19 @@ def _atom(instr, cx):
                 # Each element of a vector atomic is its own atomic operation (ISA 9.7.13.5
                 # "vector atom"); vectors of two lanes are aligned, so they meet whole.
                 olds[k][pos] = apply_atomic(view, off // width + k, op, vbs[k][pos],
-                                            None if vc is None else vc[pos], combine)
+                                            None if vc is None else vc[pos],
+                                            combine if alloc is None else global_combine)
                 if alloc is not None and st.trace is not None and tracing_space:
                     st.trace.atomic(alloc, off + k * width, info, vbs[k][pos])
         for put, old in zip(puts, olds, strict=True):
             put(st, fr, _scatter_full(st, old, lanes, mask, edt), mask)
     return run
+
+
+def _add_f32_ftz(old, b):
+    """f32 add with subnormal inputs and result flushed to zero of their sign."""
+    return flush(flush(old.astype(np.float32)) + flush(b.astype(np.float32))).astype(
+        np.float32)
 
 
 def cx_used(cx):
@@ -433,6 +444,28 @@ def cx_taint(cx):
     return cx.tainted
 
 
+@register("isspacep", form("", "global shared shared::cta local",
+                            required=["global shared shared::cta local"]))
+def _isspacep(instr, cx):
+    """isspacep.space p, a (ISA 9.7.9.18): whether the generic address ``a`` falls in the
+    window of the space. The emulator's generic addresses: the shared and local windows
+    (kernelcheck.emu.convert), every other address global."""
+    space = next(m for m in instr.modifiers if m in ("global", "shared", "shared::cta", "local"))
+    get = cx.src(instr.operands[1], "u64")
+    put = cx.dst(instr.operands[0], "pred")
+
+    def run(st, fr, mask):
+        a = np.asarray(get(st, fr)).astype(_U64)
+        shared = (a >= _U64(SHARED_WINDOW)) & (a < _U64(SHARED_WINDOW + WINDOW_SIZE))
+        local = (a >= _U64(LOCAL_WINDOW)) & (a < _U64(LOCAL_WINDOW + WINDOW_SIZE))
+        r = local if space == "local" else shared if space != "global" else ~(shared | local)
+        put(st, fr, r, mask)
+    return run
+
+
+@register("pmevent", form("", "mask"))
+@register("brkpt", form(""))
+@register("setmaxnreg", form("u32", "inc dec sync aligned", required=["inc dec"]))
 @register("prefetch", form("", "global local L1 L2 L2::evict_last L2::evict_normal tensormap",
                             required=["L1 L2 L2::evict_last L2::evict_normal tensormap"]))
 @register("prefetchu", form("", "L1", required=["L1"]))

@@ -237,3 +237,29 @@ def _bar_red(instr, cx):
         else:
             put(st, fr, (hits > 0)[slots], mask)
     return run
+
+
+@register("elect", form("", "sync", required=["sync"]))
+def _elect(instr, cx):
+    """elect.sync d|p, membermask (ISA 9.7.13.14): one leader among the executing lanes of
+    the warp named in ``membermask``, the lowest; ``d`` is its lane id in every lane and
+    ``p`` is true in the leader only."""
+    dest = instr.operands[0]
+    if type(dest) is PredicatePair:
+        put = cx.dst(dest.first, "b32")
+        pput = cx.dst(dest.second, "pred")
+    else:
+        put, pput = cx.dst(dest, "b32"), None
+    members = cx.src(instr.operands[1], "b32")
+
+    def run(st, fr, mask):
+        active = _exec(st, mask)
+        lane = st.special("%laneid").astype(np.int64)
+        named = (_full(members(st, fr), st.L, _U32) >> lane.astype(_U32)) & _U32(1)
+        candidates = (active & (named == 1)).reshape(-1, 32)
+        first = np.where(candidates.any(axis=1), candidates.argmax(axis=1), 0)
+        leader = np.repeat(first, 32)
+        put(st, fr, leader.astype(_U32), mask)
+        if pput is not None:
+            pput(st, fr, (lane == leader) & candidates.reshape(-1), mask)
+    return run

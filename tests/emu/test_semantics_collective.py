@@ -113,3 +113,26 @@ def test_setp_f16x2_gives_lower_half_to_p_and_upper_to_q():
 def test_set_f16x2_writes_one_point_zero_per_half():
     assert scalar("set.lt.f16x2.f16x2 %r9, 0x3c004000, 0x40003c00;")[0] == 0x3C000000
     assert scalar("set.lt.u32.f16x2 %r9, 0x3c004000, 0x40003c00;")[0] == 0xFFFF0000
+
+
+def test_elect_sync_picks_the_lowest_executing_lane():
+    body = """
+  setp.lt.u32 %p1, %r1, 3; @%p1 bra SKIP;
+  elect.sync %r2|%p2, 0xffffffff; selp.u32 %r3, 100, 0, %p2; add.u32 %r9, %r2, %r3;
+  st.global.u32 [%rd9], %r9;
+SKIP:"""
+    got = run_kernel(body, 8)[:, 0]
+    assert got.tolist() == [0, 0, 0, 103, 3, 3, 3, 3]
+
+
+def test_isspacep_sees_the_shared_window():
+    body = ("mov.u64 %rd2, smem; cvta.shared.u64 %rd3, %rd2; isspacep.shared %p1, %rd3;"
+            "isspacep.global %p2, %rd3; isspacep.global %p3, %rd1;"
+            "selp.u32 %r2, 1, 0, %p1; selp.u32 %r3, 2, 0, %p2; selp.u32 %r4, 4, 0, %p3;"
+            "or.b32 %r9, %r2, %r3; or.b32 %r9, %r9, %r4;")
+    assert scalar(body, shared=16)[0] == 5
+
+
+def test_slct_ftz_reads_a_negative_subnormal_as_minus_zero():
+    assert scalar("slct.ftz.u32.f32 %r9, 1, 2, 0f80000001;")[0] == 1
+    assert scalar("slct.u32.f32 %r9, 1, 2, 0f80000001;")[0] == 2
