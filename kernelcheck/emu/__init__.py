@@ -14,6 +14,7 @@ from kernelcheck.emu import (  # noqa: F401  (the op modules register their form
     memops,
     video,
     warp,
+    wmma,
 )
 from kernelcheck.emu.dispatch import dispatch_entries
 from kernelcheck.emu.emulator import Emulator, LaunchResult, Program, pack_params

@@ -172,7 +172,8 @@ _CVT_FORMS = (
     form(_pairs(_INTS, _FLOATS), _IRND + " ftz sat"),
     form(_pairs(_FLOATS, _INTS), _FRND + " sat"),
     form(_pairs(_FLOATS, _FLOATS), _FRND + " ftz sat"),
-    form(_pairs(_FLOATS, _FLOATS), _IRND + " ftz sat"),
+    # Integer rounding of a float to an integral value of the same type (cvt.rni.f32.f32).
+    form([f"{t}.{t}" for t in _FLOATS], _IRND + " ftz sat"),
     form("f16.f32 bf16.f32", "rn rz relu satfinite", required=["rn rz"]),
     form("f16x2.f32 bf16x2.f32", "rn rz relu satfinite", required=["rn rz"]),
     form("tf32.f32", "rna satfinite", required=["rna"]),
@@ -184,9 +185,18 @@ _CVT_FORMS = (
 )
 
 
-@register("cvt", *_CVT_FORMS)
+_PACK_FORMS = (
+    form("u16.s32 s16.s32", "pack sat", required=["pack", "sat"]),
+    form([f"{t}.s32.b32" for t in ("u8", "s8", "u4", "s4", "u2", "s2")], "pack sat",
+         required=["pack", "sat"]),
+)
+
+
+@register("cvt", *_CVT_FORMS, *_PACK_FORMS)
 def _cvt(instr, cx):
     types = [m for m in instr.modifiers if m in TYPE_NAMES]
+    if "pack" in instr.modifiers:
+        return _cvt_pack(instr, cx, types[0])
     dt_name, st_name = types
     if dt_name in ("f16x2", "bf16x2", "tf32") or st_name not in NP_TYPE or (
             dt_name not in NP_TYPE):
@@ -273,6 +283,32 @@ def _cvt(instr, cx):
     def i2i(st, fr, mask):
         put(st, fr, np.asarray(get(st, fr)).astype(ddt), mask)
     return i2i
+
+
+def _cvt_pack(instr, cx, convert_type: str):
+    """cvt.pack.sat.convertType.s32{.b32} d, a, b{, c} (ISA 9.7.9.22): ``a`` and ``b``
+    saturated to ``convertType`` and packed, ``a`` above ``b``; the form with ``c`` puts
+    ``c`` above them (``d = c << 2w | sat(a) << w | sat(b)``, w the converted width)."""
+    width = int(convert_type[1:])
+    signed = convert_type[0] == "s"
+    lo, hi = (-(1 << (width - 1)), (1 << (width - 1)) - 1) if signed else (0, (1 << width) - 1)
+    ops = instr.operands
+    a = cx.src(ops[1], "s32")
+    b = cx.src(ops[2], "s32")
+    c = cx.src(ops[3], "b32") if len(ops) > 3 else None
+    if c is None and width != 16 or c is not None and width == 16:
+        raise cx.unsupported(f"operands of '{instr.full_opcode}'")
+    put = cx.dst(ops[0], "b32")
+    field = (1 << width) - 1
+
+    def run(st, fr, mask):
+        ta = np.clip(np.asarray(a(st, fr)).astype(np.int64), lo, hi) & field
+        tb = np.clip(np.asarray(b(st, fr)).astype(np.int64), lo, hi) & field
+        d = (ta << width) | tb
+        if c is not None:
+            d = d | (np.asarray(c(st, fr)).astype(np.int64) << (2 * width))
+        put(st, fr, (d & 0xFFFFFFFF).astype(np.uint32), mask)
+    return run
 
 
 def _sat(r, t: str):

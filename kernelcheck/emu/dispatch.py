@@ -36,7 +36,7 @@ __all__ = ["Form", "form", "register", "OPS", "FORMS", "TYPE_NAMES", "signature"
 #: Every PTX type suffix (PTX ISA 5.2 "Types", and the packed and narrow float formats of
 #: 9.7.9.21 cvt and 9.7.14 mma). A suffix in this set is part of the data type.
 TYPE_NAMES = frozenset("""
-    pred b1 b8 b16 b32 b64 b128 u8 u16 u32 u64 s8 s16 s32 s64 u4 s4
+    pred b1 b8 b16 b32 b64 b128 u8 u16 u32 u64 s8 s16 s32 s64 u4 s4 u2 s2
     f16 f16x2 bf16 bf16x2 tf32 f32 f64 f32x2 u16x2 s16x2
     e4m3 e5m2 e4m3x2 e5m2x2 e4m3x4 e5m2x4 e2m1 e2m1x2 e2m1x4 e3m2 e3m2x2 e3m2x4
     e2m3 e2m3x2 e2m3x4 ue8m0 ue8m0x2

@@ -140,7 +140,13 @@ def _fma(a, b, c):
     return s, np.where(err != 0, err, ue)
 
 
-def exact_op(name: str):
+def _fma_narrow(a, b, c):
+    """fma of values of at most 24 significand bits: their product is exact in float64."""
+    with np.errstate(all="ignore"):
+        return two_sum(a * b, c)
+
+
+def exact_op(name: str, element: str = "f64"):
     """``f(*float64 values) -> (s, err)`` of an IEEE operation."""
     if name == "add":
         return two_sum
@@ -155,7 +161,7 @@ def exact_op(name: str):
     if name == "sqrt":
         return _sqrt
     if name == "fma":
-        return _fma
+        return _fma if element == "f64" else _fma_narrow
     raise ValueError(name)
 
 

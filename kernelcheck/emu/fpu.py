@@ -16,6 +16,7 @@ from kernelcheck.emu import fparith
 from kernelcheck.emu.compiler import instruction_type
 from kernelcheck.emu.dispatch import form, register
 from kernelcheck.emu.floats import flush, round_to, saturate
+from kernelcheck.emu.narrow import round_float, to_odd, two_sum
 from kernelcheck.emu.values import NP_TYPE, bf16_to_f32, f32_to_bf16
 
 __all__ = ["float_arith", "float_fma", "float_unary", "float_minmax"]
@@ -131,7 +132,7 @@ def _exact(instr, cx, t, name, nargs):
     ftz = "ftz" in mods and u in ("f32", "f16")
     sat = "sat" in mods
     relu = "relu" in mods
-    op = fparith.exact_op(name)
+    op = fparith.exact_op(name, u)
     if t in ("f32", "f64") and mode == "rn" and not (ftz or sat or relu) and name in _NUMPY:
         # numpy's float32/float64 operations are IEEE, rounded to nearest even: exact as is.
         ufunc = _NUMPY[name]
@@ -144,6 +145,25 @@ def _exact(instr, cx, t, name, nargs):
                 r = np.where(np.isnan(r), canonical, r)
             put(st, fr, r, mask)
         return run_ieee
+
+    if t == "f32" and name == "fma" and not (sat or relu):
+        # The common fma.rn{.ftz}.f32: the product of two f32 is exact in float64, the sum
+        # with c rounded to odd, then to f32 (one rounding in effect).
+        canonical32 = np.uint32(0x7FFFFFFF).view(np.float32)
+
+        def run_fma(st, fr, mask):
+            x, y, z = (np.asarray(g(st, fr), dtype=_F64) for g in getters)
+            if ftz:
+                x, y, z = (fparith.flush_to_zero(v, "f32") for v in (x, y, z))
+            with np.errstate(all="ignore"):
+                s, e = two_sum(x * y, z)
+            r = round_float(to_odd(s, e), _F32, mode)
+            if ftz:
+                r = flush(r)
+            if np.isnan(r).any():
+                r = np.where(np.isnan(r), canonical32, r)
+            put(st, fr, r, mask)
+        return run_fma
 
     def run(st, fr, mask):
         args = [fparith.decode(g(st, fr), t) for g in getters]

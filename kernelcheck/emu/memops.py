@@ -160,6 +160,17 @@ class _Access:
         except MemoryFault as err:
             raise self.fault(st, lanes, err) from None
 
+    def locate_addresses(self, st, addrs, lanes):
+        """:meth:`locate` of explicit addresses, one per entry of ``lanes`` (the lane whose
+        block and thread own the shared and local memory reached)."""
+        addrs = np.asarray(addrs, dtype=_U64)
+        try:
+            if self.space == "generic":
+                return self._generic(st, addrs, lanes)
+            return self._in_space(st, self.space, addrs, lanes, np.arange(len(lanes)))
+        except MemoryFault as err:
+            raise self.fault(st, lanes, err) from None
+
     def _generic(self, st, addrs, lanes):
         shared = (addrs >= _U64(SHARED_WINDOW)) & (addrs < _U64(SHARED_WINDOW + WINDOW_SIZE))
         local = (addrs >= _U64(LOCAL_WINDOW)) & (addrs < _U64(LOCAL_WINDOW + WINDOW_SIZE))

@@ -84,3 +84,10 @@ def test_cvt_f32_f64_directed_rounding(mode, expected):
 def test_cvt_float_to_int_nan_is_zero_and_saturates():
     assert scalar("mov.b32 %f1, 0x7fc00000; cvt.rni.s32.f32 %r9, %f1;")[0] == 0
     assert scalar("mov.b32 %f1, 0xcf800000; cvt.rzi.u32.f32 %r9, %f1;")[0] == 0
+
+
+def test_cvt_pack_saturates_and_packs_a_above_b():
+    assert scalar("cvt.pack.sat.s16.s32 %r9, 70000, -5;")[0] == 0x7FFFFFFB
+    # %r9 = {c[15:0], sat(a), sat(b)} from the high byte down: c = 0x1234
+    assert scalar("cvt.pack.sat.u8.s32.b32 %r9, 300, -1, 0x1234;")[0] == 0x1234FF00
+    assert scalar("cvt.pack.sat.s4.s32.b32 %r9, 9, -9, 0;")[0] == 0x78

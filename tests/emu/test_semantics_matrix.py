@@ -102,3 +102,38 @@ def test_shapes_not_run_are_unsupported(bad):
            "{%f1,%f2,%f3,%f4,%f5,%f6,%f7,%f8};"
     with pytest.raises(UnsupportedFeature):
         run_kernel(body, 32)
+
+
+@pytest.mark.parametrize("a_layout", ["row", "col"])
+def test_wmma_load_mma_store_compute_the_product(a_layout):
+    rng = np.random.default_rng(11)
+    a = rng.integers(-4, 5, size=(16, 16)).astype(np.float16)
+    b = rng.integers(-4, 5, size=(16, 16)).astype(np.float16)
+    c = rng.integers(-4, 5, size=(16, 16)).astype(np.float32)
+    a_mem = a if a_layout == "row" else np.ascontiguousarray(a.T)
+    regs8 = ", ".join(f"%r{k}" for k in range(10, 18))
+    regs8b = ", ".join(f"%r{k}" for k in range(20, 28))
+    f8 = ", ".join(f"%f{k}" for k in range(1, 9))
+    body = f"""
+  ld.param.u64 %rd2, [a]; ld.param.u64 %rd3, [b]; ld.param.u64 %rd4, [c];
+  wmma.load.a.sync.aligned.{a_layout}.m16n16k16.global.f16 {{{regs8}}}, [%rd2], 16;
+  wmma.load.b.sync.aligned.row.m16n16k16.global.f16 {{{regs8b}}}, [%rd3], 16;
+  wmma.load.c.sync.aligned.row.m16n16k16.global.f32 {{{f8}}}, [%rd4], 16;
+  wmma.mma.sync.aligned.{a_layout}.row.m16n16k16.f32.f32 {{{f8}}}, {{{regs8}}}, {{{regs8b}}},
+      {{{f8}}};
+  wmma.store.d.sync.aligned.row.m16n16k16.global.f32 [%rd4], {{{f8}}}, 16;"""
+    from kernelcheck.emu import Emulator
+    from tests.emu.ptx_kernels import HEAD, REGS
+    ptx = HEAD + f""".visible .entry k(.param .u64 a, .param .u64 b, .param .u64 c) {{ {REGS}
+{body}
+  ret; }}"""
+    emu = Emulator()
+    ptrs = []
+    for array in (a_mem, b, c):
+        ptr = emu.alloc(array.nbytes)
+        emu.copy_htod(ptr, np.ascontiguousarray(array))
+        ptrs.append(ptr)
+    emu.launch(emu.load_module(ptx), "k", grid=(1,), block=(32,), params=ptrs)
+    got = emu.copy_dtoh(ptrs[2], c.nbytes, np.float32).reshape(16, 16)
+    expected = (a.astype(np.float64) @ b.astype(np.float64) + c).astype(np.float32)
+    assert np.array_equal(got, expected)
