@@ -73,11 +73,15 @@ def form(types: str | Iterable[str], modifiers: str | Iterable[str] = (),
     return Form(frozenset(types), mods, groups)
 
 
+#: (opcode, modifiers) already accepted: modules compile the same few forms many times.
+_ACCEPTED: set[tuple[str, tuple[str, ...]]] = set()
+
+
 def register(opcode: str, *forms: Form):
     """Decorator: ``factory`` compiles ``opcode`` in the given forms (added to earlier ones)."""
     def deco(factory):
         OPS[opcode] = factory
-        FORMS[opcode] = FORMS.get(opcode, ()) + tuple(forms)
+        declare(opcode, *forms)
         return factory
     return deco
 
@@ -85,6 +89,7 @@ def register(opcode: str, *forms: Form):
 def declare(opcode: str, *forms: Form) -> None:
     """Declare forms of an opcode the compile step handles itself (control flow, barriers)."""
     FORMS[opcode] = FORMS.get(opcode, ()) + tuple(forms)
+    _ACCEPTED.clear()
 
 
 def signature(instr) -> tuple[str, tuple[str, ...]]:
@@ -103,12 +108,16 @@ def accepts(f: Form, ty: str, mods: tuple[str, ...]) -> bool:
 def check(instr, where: str) -> None:
     """Raise :class:`UnsupportedFeature` unless a declared form accepts ``instr``."""
     opcode = instr.opcode
+    key = (opcode, instr.modifiers)
+    if key in _ACCEPTED:
+        return
     forms = FORMS.get(opcode)
     if not forms:
         raise UnsupportedFeature(f"instruction '{instr.full_opcode}' (opcode {opcode} is not "
                                  f"run by the emulator)", where)
     ty, mods = signature(instr)
     if any(accepts(f, ty, mods) for f in forms):
+        _ACCEPTED.add(key)
         return
     typed = [f for f in forms if ty in f.types]
     shown = ty or "(none)"
