@@ -58,9 +58,16 @@ _ATOM_FORMS = (
     form("f16 bf16 f16x2 bf16x2", _ATOM_COMMON + " add noftz", required=["add", "noftz"]),
     form("f32", "global relaxed acquire release acq_rel " + _SCOPES + " L2::cache_hint"
          " add v2 v4", required=["add", "v2 v4"]),
-    form("f16 bf16 f16x2 bf16x2", "global relaxed acquire release acq_rel " + _SCOPES +
+    form("f16 bf16", "global relaxed acquire release acq_rel " + _SCOPES +
          " L2::cache_hint add noftz v2 v4 v8", required=["add", "noftz", "v2 v4 v8"]),
+    form("f16x2 bf16x2", "global relaxed acquire release acq_rel " + _SCOPES +
+         " L2::cache_hint add noftz v2 v4", required=["add", "noftz", "v2 v4"]),
 )
+# red has no result and no exchange or compare-and-swap (ISA 9.7.13.6).
+_RED_FORMS = tuple(
+    form(f.types, f.modifiers - {"exch", "cas", "acquire", "acq_rel"},
+         [g - {"exch", "cas"} for g in f.required])
+    for f in _ATOM_FORMS if not (f.types == {"b16"}))
 
 
 def _space_of(m: str) -> str | None:
@@ -374,7 +381,7 @@ _ATOMIC_OPS = ("add", "inc", "dec", "exch", "cas", "min", "max", "and", "or", "x
 
 
 @register("atom", *_ATOM_FORMS)
-@register("red", *_ATOM_FORMS)
+@register("red", *_RED_FORMS)
 def _atom(instr, cx):
     op = next((m for m in instr.modifiers if m in _ATOMIC_OPS), None)
     t = instruction_type(instr)
