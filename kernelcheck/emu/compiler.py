@@ -344,8 +344,22 @@ def _compile_checked(instr: Instruction, cx: CompileContext, labels: dict[str, i
     factory = OPS.get(op)
     if factory is None:
         raise cx.unsupported()
-    fn = factory(instr, cx)
+    fn = _guarded(factory(instr, cx), instr, cx.function)
     return Op(PLAIN, fn, instr, guard, negated, dests=cx.dest_regs(instr))
+
+
+def _guarded(fn, instr: Instruction, function: Function):
+    """``fn`` turning an internal error while it runs (a value it cannot represent, a NaN
+    converted to a format without NaN) into UnsupportedFeature at the instruction: the
+    emulator never crashes and never writes a made-up value."""
+    def run(st, fr, mask):
+        try:
+            return fn(st, fr, mask)
+        except (KeyError, IndexError, ValueError, TypeError, ArithmeticError) as err:
+            raise UnsupportedFeature(f"instruction '{instr.full_opcode}' could not be run "
+                                     f"({type(err).__name__}: {err})",
+                                     where(instr, function)) from None
+    return run
 
 
 def _compile_brx(instr, cx, labels, guard, negated) -> Op:

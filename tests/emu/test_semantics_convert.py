@@ -91,3 +91,10 @@ def test_cvt_pack_saturates_and_packs_a_above_b():
     # %r9 = {c[15:0], sat(a), sat(b)} from the high byte down: c = 0x1234
     assert scalar("cvt.pack.sat.u8.s32.b32 %r9, 300, -1, 0x1234;")[0] == 0x1234FF00
     assert scalar("cvt.pack.sat.s4.s32.b32 %r9, 9, -9, 0;")[0] == 0x78
+
+
+def test_nan_to_a_format_without_nan_is_unsupported_not_invented():
+    from kernelcheck.errors import UnsupportedFeature
+    with pytest.raises(UnsupportedFeature, match="NaN"):
+        scalar("mov.b32 %f1, 0x7fc00000;"
+               "cvt.rn.satfinite.e2m1x2.f32 %rc1, %f1, %f1; cvt.u32.u8 %r9, %rc1;")
