@@ -16,7 +16,8 @@ Effects
 ``memory``
     Reads or writes memory in a way the symbolic walk models access by access: ``ld``,
     ``st``, ``atom``, ``red``, the copies ``cp.*``, texture and surface loads, ``wmma`` loads
-    and stores, ``tensormap`` writes, ``prefetch``.
+    and stores, ``tensormap`` writes, ``discard`` (its 128 bytes become undefined: a
+    write), ``prefetch``.
 ``private``
     Touches only memory private to one execution of the kernel (shared memory, tensor
     memory, the stack): ``ldmatrix``/``stmatrix`` (shared, ISA 9.7.14.5.15-16), ``wgmma``
@@ -54,10 +55,10 @@ vset2 vadd4 vsub4 vavrg4 vabsdiff4 vmin4 vmax4 vset4 createpolicy
 """
 _CONTROL = """
 bra brx call ret exit trap bar barrier membar fence griddepcontrol nanosleep setmaxnreg
-pmevent brkpt discard applypriority
+pmevent brkpt applypriority
 """
 _MEMORY = """
-ld ldu st atom red cp prefetch prefetchu tex tld4 suld wmma tensormap multimem
+ld ldu st atom red cp prefetch prefetchu tex tld4 suld wmma tensormap multimem discard
 """
 _PRIVATE = """
 ldmatrix stmatrix wgmma mbarrier tcgen05 clusterlaunchcontrol

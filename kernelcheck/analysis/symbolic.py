@@ -528,6 +528,12 @@ class _Walker:
             self.unmodelled.append(
                 f"distributed shared memory access {_where(self.function, instr)}")
             return
+        if op == "discard" and spaces[0] in ("global", "generic") and instr.operands:
+            # discard.global.L2 [a], 128 (ISA 9.7.9.13): the 128 bytes at a become undefined,
+            # as if written with an unknown value.
+            self._record(instr, state, "write", spaces[0], instr.operands[0], 128,
+                         Opaque(f"discard@{instr.index}", 64))
+            return
         if op in ("prefetch", "prefetchu", "discard", "applypriority"):
             return
         space = spaces[0]
@@ -594,6 +600,8 @@ class _Walker:
         dst = spaces[0]
         src = spaces[1] if len(spaces) > 1 else None
         where = _where(self.function, instr)
+        if "prefetch" in mods:
+            return  # cp.async.bulk.prefetch{.tensor}: a cache hint, no data moved
         if "reduce" in mods:
             if dst in ("global", "generic"):
                 self.unmodelled.append(f"bulk reduction into global memory {where}")

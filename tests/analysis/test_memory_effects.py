@@ -124,3 +124,16 @@ def test_video_and_half_comparisons_are_pure():
  set.lt.u32.f16x2 %r7, %r6, %r6;
  st.global.u32 [%rd7], %r7;""", decls=SMEM)
     assert s.kernel_class == "always", s.reasons
+
+
+def test_discard_makes_its_line_undefined_and_a_bulk_prefetch_moves_nothing():
+    s = kernel(ADDR + """
+ ld.global.u32 %r6, [%rd6];
+ discard.global.L2 [%rd6], 128;
+ st.global.u32 [%rd7], %r6;""", decls=SMEM)
+    assert any(a.kind == "write" and a.width == 128 for a in s.accesses)
+    assert verdict(s) != "idempotent"
+    p = kernel(ADDR + """
+ cp.async.bulk.prefetch.tensor.1d.L2.global [%rd2, {%r5}];
+ st.global.u32 [%rd7], %r5;""", decls=SMEM)
+    assert p.kernel_class == "always", p.reasons
