@@ -383,6 +383,9 @@ def _abs_neg(instr, cx):
           form("f16 f16x2", "ftz NaN"), form("bf16 bf16x2", "NaN"))
 def _min_max(instr, cx):
     t = _itype(instr, cx)
+    if len(instr.operands) != 3:
+        # min/max of three inputs (PTX ISA 8.8, sm_100) is not run: never drop an operand.
+        raise cx.unsupported(f"'{instr.full_opcode}' with {len(instr.operands) - 1} inputs")
     if is_float(t):
         from kernelcheck.emu.fpu import float_minmax
         return float_minmax(instr, cx, t)

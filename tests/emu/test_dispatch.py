@@ -43,6 +43,7 @@ def test_entries_come_from_the_declared_forms():
     ("mbarrier.init.shared.b64 [%rd1], 32;", "opcode mbarrier"),
     ("cvt.rs.f16x2.f32 %r1, %f1, %f2, %r3;", "modifier .rs"),
     ("shfl.sync.b32 %r1, %r2, 1, 31, -1;", "needed"),
+    ("min.f32 %f1, %f2, %f3, %f4;", "3 inputs"),
 ])
 def test_undeclared_forms_are_unsupported_naming_what(line, needle):
     with pytest.raises(UnsupportedFeature, match=needle.replace(".", r"\.")) as err:
