@@ -75,6 +75,8 @@ __all__ = ["MemoryAccess", "KernelSummary", "analyze_kernel", "analyze_module", 
 _BAD_ATOMICS = {"add", "sub", "inc", "dec", "cas", "xor", "unknown"}
 _OK_ATOMICS = {"max", "min", "and", "or"}
 _SAME_ADDRESS_QUERIES = 4  # Z3 queries per kernel for the never class
+#: Spaces of recorded reads whose bytes are unknown (kernelcheck.analysis.symbolic).
+_OPAQUE_SPACES = ("texture", "surface", "tensor", "matrix")
 
 
 @dataclass(frozen=True, slots=True)
@@ -369,7 +371,9 @@ def analyze_kernel(module: Module, function: Function) -> KernelSummary:
                                          guarded_by, sym.assumed)
         z3_seconds += seconds
     conditions: list[str] = []
-    opaque_reads = [r for r in reads if r.space in ("texture", "surface")] if writes else []
+    # Reads whose bytes are not modelled: texture and surface fetches, tensor-map (TMA) and
+    # unknown-size bulk copies, wmma matrix loads.
+    opaque_reads = [r for r in reads if r.space in _OPAQUE_SPACES] if writes else []
     # A non-idempotent atomic or a proven same-thread clobber decides "never" whatever
     # else the kernel writes: more writes cannot make an instance idempotent again.
     if bad_atomics:
@@ -383,7 +387,7 @@ def analyze_kernel(module: Module, function: Function) -> KernelSummary:
         kernel_class = "not_proven"
         reasons.extend(f"write at an unknown address: {_where(w)}" for w in unknown_writes)
         reasons.extend(f"{r.space} read at {_where(r)} may read bytes the kernel writes "
-                       f"(texture and surface memory is not modelled)" for r in opaque_reads)
+                       f"(the bytes it reads are not modelled)" for r in opaque_reads)
     elif not pairs:
         kernel_class = "always"
         if not writes:

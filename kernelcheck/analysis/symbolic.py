@@ -32,6 +32,7 @@ from functools import lru_cache
 import networkx as nx
 
 from kernelcheck.analysis import semantics
+from kernelcheck.analysis.effects import CONTROL, PRIVATE, UNMODELLED, effect_of
 from kernelcheck.analysis.lower import apply_guards
 from kernelcheck.analysis.provenance import window_pointer
 from kernelcheck.analysis.stack import (
@@ -88,26 +89,6 @@ __all__ = ["SymbolicAccess", "SymbolicKernel", "symbolic_kernel"]
 
 _THREAD_SPECIALS = {"%tid", "%ntid", "%ctaid", "%nctaid"}
 _MAX_CALL_DEPTH = 8
-# Opcodes that write memory in ways the analysis does not model (surface stores and
-# reductions, bulk and tensor copies, async stores, cluster and tensor-memory operations).
-_UNMODELLED_WRITERS = {"sust", "sured", "tensormap", "tcgen05", "multimem", "mapa",
-                       "getctarank", "cp.reduce", "st.async", "st.bulk", "red.async", "wgmma",
-                       "stackrestore", "alloca"}
-# Opcodes with no memory effect and no register value the analysis needs.
-_NO_EFFECT = {"bar", "barrier", "membar", "fence", "ret", "exit", "bra", "brx", "prefetch",
-              "prefetchu", "nanosleep", "pmevent", "trap", "griddepcontrol", "elect",
-              "setmaxnreg", "discard", "applypriority", "createpolicy", "brkpt", "vote",
-              "activemask", "match", "redux", "bfind", "popc", "clz", "brev", "bfe", "bfi",
-              "prmt", "shf", "mul24", "mad24", "sad", "abs", "testp", "copysign", "rcp", "sqrt",
-              "rsqrt", "sin", "cos", "lg2", "ex2", "tanh", "fma", "shfl", "dp4a", "dp2a",
-              "set", "slct", "mma", "cvt", "cvta", "mov", "selp", "add", "sub", "mul", "mad",
-              "div", "rem", "neg", "not", "and", "or", "xor", "shl", "shr", "min", "max",
-              "setp", "ld", "ldu", "st", "atom", "red", "call", "cp", "wmma", "ldmatrix",
-              "stmatrix", "isspacep", "istypep", "szext", "cnot", "lop3", "fns", "bmsk",
-              "movmatrix", "mbarrier", "cp.async", "suq", "txq", "tex", "tld4", "suld",
-              "clusterlaunchcontrol", "alloca", "stacksave"}
-
-
 @dataclass(frozen=True, slots=True)
 class SymbolicAccess:
     """One global (or possibly global) memory access with its symbolic address.
@@ -373,32 +354,62 @@ class _Walker:
     # ------------------------------------------------------------------ instructions
     def _step(self, instr: Instruction, state: _State) -> None:
         op = instr.opcode
-        if not instr.known:
+        effect = effect_of(instr) if instr.known else None
+        if effect is None:
             self.unmodelled.append(f"unknown instruction {_where(self.function, instr)}")
             return
-        full = instr.full_opcode
-        if op in _UNMODELLED_WRITERS or any(full.startswith(w) for w in _UNMODELLED_WRITERS
-                                            if "." in w):
+        mods = instr.modifiers
+        if effect == UNMODELLED:
             self.unmodelled.append(f"unmodelled instruction {_where(self.function, instr)}")
             return
-        if op not in _NO_EFFECT:
-            self.unmodelled.append(f"unmodelled instruction {_where(self.function, instr)}")
+        if op == "multimem":
+            # A multimem address is a multicast object's: the bytes it reaches also have
+            # unicast global addresses (ISA 9.7.9.16), so address terms cannot tell overlap.
+            self.unmodelled.append(f"multimem access (multicast addresses alias global "
+                                   f"memory) {_where(self.function, instr)}")
+            return
+        if op in ("st", "red") and "async" in mods:
+            # st.async / red.async write the shared memory of another CTA of the cluster
+            # (ISA 9.7.9.12, 9.7.13.7), as st.shared::cluster does.
+            self.unmodelled.append(
+                f"distributed shared memory access {_where(self.function, instr)}")
             return
         if op == "call":
             self._call(instr, state)
+            return
+        if op == "st" and "bulk" in mods:
+            # st.bulk (ISA 9.7.9.11) initialises shared::cta memory only.
+            effect = PRIVATE
+        if effect == PRIVATE:
+            # Shared memory, tensor memory or mbarrier objects only (kernelcheck.analysis.
+            # effects): no global access; what it defines came from memory.
+            self._clobber_defs(instr, state, memory=True)
+            return
+        if op == "tensormap":
+            self._tensormap(instr, state)
             return
         spaces = memory_spaces(instr)
         if spaces:
             self._memory(instr, state, spaces)
             return
-        if op in ("bar", "barrier"):
-            # bar.red / barrier.red write a reduction over the CTA (ISA §9.7.13.1): a value
-            # of other threads, opaque here; the other forms define nothing.
-            self._clobber_defs(instr, state, memory=False)
-            return
-        if op in ("bra", "brx", "ret", "exit", "membar", "fence", "trap"):
+        if effect == CONTROL:
+            if op in ("bar", "barrier"):
+                # bar.red / barrier.red write a reduction over the CTA (ISA §9.7.13.1): a
+                # value of other threads, opaque here; the other forms define nothing.
+                self._clobber_defs(instr, state, memory=False)
             return
         self._define(instr, state)
+
+    def _tensormap(self, instr: Instruction, state: _State) -> None:
+        """tensormap.replace (ISA 9.7.9.27) rewrites the 128-byte tensor map at ``[addr]`` in
+        .global or .shared::cta memory (generic when neither is named);
+        tensormap.cp_fenceproxy copies one from shared memory to ``[dst]`` in global memory."""
+        mods = instr.modifiers
+        if "replace" in mods and "shared::cta" in mods or not instr.operands:
+            return
+        space = "global" if "global" in mods else "generic"
+        self._record(instr, state, "write", space, instr.operands[0], 128,
+                     Opaque(f"tensormap@{instr.index}", 64))
 
     def _define(self, instr: Instruction, state: _State) -> None:
         targets = defs(instr)
@@ -498,22 +509,30 @@ class _Walker:
                 else:
                     self.callparams.setdefault(address.base.name, {})[address.offset] = value
             return
-        if op in ("wmma", "ldmatrix", "stmatrix", "mbarrier") or (
-                op == "cp" and ("bulk" in mods or "tensor" in mods)):
-            if any(s in ("global", "generic") for s in spaces) and op != "ldmatrix" and (
-                    op != "mbarrier"):
-                self.unmodelled.append(
-                    f"unmodelled memory instruction {_where(self.function, instr)}")
+        if op == "wmma":
+            # wmma.load/store (ISA 9.7.14.4): rows of a matrix at a stride, bytes not
+            # modelled. A load from global memory reads bytes the kernel may write; a store
+            # there writes at addresses the analysis does not follow.
+            if any(s in ("global", "generic") for s in spaces):
+                if "store" in mods:
+                    self.unmodelled.append(
+                        f"matrix store to global memory {_where(self.function, instr)}")
+                    return
+                self._record(instr, state, "read", "matrix", None, 0, None)
             self._clobber_defs(instr, state)
+            return
+        if op == "cp":
+            self._copy(instr, state, spaces)
             return
         if "shared::cluster" in mods:
             self.unmodelled.append(
                 f"distributed shared memory access {_where(self.function, instr)}")
             return
-        if op == "cp":  # cp.async.{ca,cg}.shared.global [dst], [src], size
-            if len(spaces) > 1 and spaces[1] in ("global", "generic"):
-                src = instr.operands[1]
-                self._record(instr, state, "read", spaces[1], src, access_width(instr), None)
+        if op == "discard" and spaces[0] in ("global", "generic") and instr.operands:
+            # discard.global.L2 [a], 128 (ISA 9.7.9.13): the 128 bytes at a become undefined,
+            # as if written with an unknown value.
+            self._record(instr, state, "write", spaces[0], instr.operands[0], 128,
+                         Opaque(f"discard@{instr.index}", 64))
             return
         if op in ("prefetch", "prefetchu", "discard", "applypriority"):
             return
@@ -564,6 +583,54 @@ class _Walker:
                 self._clobber_defs(instr, state, memory=True)
             return
         self._clobber_defs(instr, state, memory=True)
+
+    def _copy(self, instr: Instruction, state: _State, spaces) -> None:
+        """The copies ``cp.*`` (ISA 9.7.9.25): destination space first, source second.
+
+        ``cp.async.{ca,cg}`` reads ``cp-size`` bytes of global memory (fewer with
+        ``src-size``: the recorded read covers them); ``cp.async.bulk`` reads or writes
+        ``size`` bytes (an immediate, else the extent is unknown); the ``.tensor`` forms
+        reach global memory at addresses the tensor map holds: a load is a read of unknown
+        bytes, a store a write the analysis does not follow; ``cp.reduce.async.bulk`` into
+        global memory is a reduction it does not follow. Shared destinations (also
+        ``.shared::cluster``, where bulk loads land) are private to the execution.
+        """
+        mods = instr.modifiers
+        ops = instr.operands
+        dst = spaces[0]
+        src = spaces[1] if len(spaces) > 1 else None
+        where = _where(self.function, instr)
+        if "prefetch" in mods:
+            return  # cp.async.bulk.prefetch{.tensor}: a cache hint, no data moved
+        if "reduce" in mods:
+            if dst in ("global", "generic"):
+                self.unmodelled.append(f"bulk reduction into global memory {where}")
+            return
+        if "tensor" in mods:
+            if dst in ("global", "generic"):
+                self.unmodelled.append(f"bulk tensor store to global memory {where}")
+            elif src in ("global", "generic"):
+                self._record(instr, state, "read", "tensor", None, 0, None)
+            return
+        if src is None or len(ops) < 3:
+            return  # cp.async.bulk.prefetch, cp.async.mbarrier.arrive: no data moved
+        if "bulk" in mods:
+            size = ops[2]
+            width = size.value if type(size) is Immediate and isinstance(
+                size.value, int) and size.value > 0 else None
+        else:
+            width = access_width(instr)
+        if dst in ("global", "generic"):
+            if width is None:
+                self.unmodelled.append(f"bulk copy to global memory of unknown size {where}")
+                return
+            self._record(instr, state, "write", dst, ops[0], width,
+                         Opaque(f"copy@{instr.index}", 64, True))
+        if src in ("global", "generic"):
+            if width is None:
+                self._record(instr, state, "read", "tensor", None, 0, None)
+            else:
+                self._record(instr, state, "read", src, ops[1], width, None)
 
     def _clobber_defs(self, instr, state: _State, memory: bool = True) -> None:
         for name in defs(instr):

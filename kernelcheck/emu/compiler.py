@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from kernelcheck.emu.dispatch import OPS, check, declare, form
 from kernelcheck.emu.values import (
     NP_TYPE,
     UINT_OF_SIZE,
@@ -63,8 +64,16 @@ ASSERT_FAIL = "__assertfail"
 #: Longest assertion string decoded (bytes).
 _STRING_LIMIT = 512
 
-#: opcode -> factory(instr, cx) returning fn(st, fr, mask); filled by the op modules.
-OPS: dict = {}
+# Control flow and barriers are compiled here, not by a factory (PTX ISA 9.7.12
+# "Control Flow Instructions", 9.7.13.1 bar/barrier).
+declare("bra", form("", "uni"))
+declare("brx", form("", "idx uni", required=["idx"]))
+declare("exit", form(""))
+declare("ret", form("", "uni"))
+declare("trap", form(""))
+declare("call", form("", "uni"))
+declare("bar", form("", "sync cta aligned"), form("", "warp sync", required=["warp"]))
+declare("barrier", form("", "sync cta aligned"))
 
 _TYPES = frozenset(NP_TYPE)
 
@@ -293,6 +302,18 @@ def compile_function(function: Function, symbols: dict[str, tuple[str, int]],
 
 
 def _compile_instruction(instr: Instruction, cx: CompileContext, labels: dict[str, int]) -> Op:
+    check(instr, where(instr, cx.function))
+    try:
+        return _compile_checked(instr, cx, labels)
+    except (KeyError, IndexError, ValueError, TypeError, AttributeError, StopIteration) as err:
+        # Operands of a shape the op does not take (too few, a vector where a register
+        # belongs, ...): the instruction is not run, never crashed on.
+        raise cx.unsupported(f"instruction '{instr.full_opcode}' with operands "
+                             f"{', '.join(map(str, instr.operands))} ({type(err).__name__}: "
+                             f"{err})") from None
+
+
+def _compile_checked(instr: Instruction, cx: CompileContext, labels: dict[str, int]) -> Op:
     guard = -1
     negated = False
     if instr.guard is not None:
@@ -314,16 +335,31 @@ def _compile_instruction(instr: Instruction, cx: CompileContext, labels: dict[st
         return Op(TRAP, None, instr, guard, negated)
     if op == "call":
         return _compile_call(instr, cx, guard, negated)
-    if op in ("bar", "barrier") and instr.modifiers and instr.modifiers[0] in (
-            "sync", "cta", "aligned") or op == "bar" and not instr.modifiers:
-        if any(m in ("red", "arrive") for m in instr.modifiers):
-            raise cx.unsupported()
+    if op in ("bar", "barrier") and "red" not in instr.modifiers:
+        # bar{.cta}.sync / barrier{.cta}.sync{.aligned} a{, b}; bar.warp.sync membermask:
+        # the minimum-PC schedule runs a barrier only once every lane of the block (warp)
+        # that will reach it is there (see kernelcheck.emu.executor), so it is a rendezvous
+        # with nothing left to do.
         return Op(BARRIER, None, instr, guard, negated)
     factory = OPS.get(op)
     if factory is None:
         raise cx.unsupported()
-    fn = factory(instr, cx)
+    fn = _guarded(factory(instr, cx), instr, cx.function)
     return Op(PLAIN, fn, instr, guard, negated, dests=cx.dest_regs(instr))
+
+
+def _guarded(fn, instr: Instruction, function: Function):
+    """``fn`` turning an internal error while it runs (a value it cannot represent, a NaN
+    converted to a format without NaN) into UnsupportedFeature at the instruction: the
+    emulator never crashes and never writes a made-up value."""
+    def run(st, fr, mask):
+        try:
+            return fn(st, fr, mask)
+        except (KeyError, IndexError, ValueError, TypeError, ArithmeticError) as err:
+            raise UnsupportedFeature(f"instruction '{instr.full_opcode}' could not be run "
+                                     f"({type(err).__name__}: {err})",
+                                     where(instr, function)) from None
+    return run
 
 
 def _compile_brx(instr, cx, labels, guard, negated) -> Op:
