@@ -1,14 +1,23 @@
-"""A small Itanium C++ ABI demangler for CUDA kernel names.
+"""Itanium C++ ABI demangling of CUDA kernel names, as binutils ``c++filt`` prints them.
 
-Choice: neither ``cuda.bindings`` 13.5 nor the CUDA pip wheels expose a demangler (the
-toolkit's ``libcufilt`` ships only with the full toolkit, and no ``cuxxfilt`` package exists
-on PyPI), and kernelcheck must not depend on binutils' ``c++filt`` being installed. So this
-module implements the part of the Itanium C++ ABI mangling grammar
-(https://itanium-cxx-abi.github.io/cxx-abi/abi.html#mangling) that kernel names use:
-namespaces and nested names, templates with type and literal arguments, template
-parameters, substitutions, ``std::`` abbreviations, cv-qualifiers, pointers and references,
-function pointers, arrays, local names and lambdas, unnamed types and pack expansions.
-The output follows binutils ``c++filt``; the tests compare both when ``c++filt`` is present.
+Two implementations, the first that is available is used:
+
+1. libstdc++'s ``abi::__cxa_demangle`` through ctypes (``libstdc++.so.6`` is present
+   wherever z3 and numpy run, both link it). It is the GNU demangler itself, the same
+   ``cp-demangle.c`` that ``c++filt`` uses, so it is exact on every name, numba's ABI tags
+   (``[abi:v2]``) and CUTLASS's templates included.
+2. This module's own reader of the part of the Itanium C++ ABI mangling grammar
+   (https://itanium-cxx-abi.github.io/cxx-abi/abi.html#mangling) that kernel names use:
+   namespaces and nested names, templates with type and literal arguments, template
+   parameters, substitutions, ``std::`` abbreviations, cv-qualifiers, pointers and
+   references, function pointers, arrays, local names and lambdas, unnamed types and pack
+   expansions. It is the fallback where libstdc++ cannot be loaded.
+
+Neither cuda-bindings nor the CUDA pip wheels give a usable demangler: the
+``nvidia-cuda-cuxxfilt`` wheel ships only the ``nv_decode.h`` header, without the
+``libcufilt`` library, and kernelcheck must not depend on binutils being installed. Both
+implementations are compared name by name with ``c++filt`` on every fixture kernel name and
+on a sample of 300 libtorch kernel names (tests/binary/test_demangle.py).
 
 :func:`demangle` never raises: a name it cannot read (or that is not mangled, such as an
 ``extern "C"`` kernel) comes back unchanged.
@@ -16,7 +25,7 @@ The output follows binutils ``c++filt``; the tests compare both when ``c++filt``
 
 from __future__ import annotations
 
-__all__ = ["demangle"]
+__all__ = ["demangle", "demangle_python", "system_demangler"]
 
 _BUILTIN = {
     "v": "void",
@@ -411,26 +420,13 @@ class _Demangler:
         return str(value)
 
 
-def demangle(name: str) -> str:
-    """Demangle an Itanium C++ ABI name as ``c++filt`` does; other names come back unchanged.
-
-    Parameters
-    ----------
-    name : str
-        A symbol name, e.g. a kernel's ELF symbol.
-
-    Returns
-    -------
-    str
-        The demangled signature, or `name` itself when it is not a mangled name this
-        demangler can read.
+def demangle_python(name: str) -> str:
+    """Demangle with this module's own reader (the fallback of :func:`demangle`).
 
     Examples
     --------
-    >>> demangle("_ZN2ns5scaleIfEEvPT_S1_j")
+    >>> demangle_python("_ZN2ns5scaleIfEEvPT_S1_j")
     'void ns::scale<float>(float*, float, unsigned int)'
-    >>> demangle("saxpy")
-    'saxpy'
     """
     if not name.startswith("_Z"):
         return name
@@ -443,3 +439,78 @@ def demangle(name: str) -> str:
     if parser.i != len(name) and not name.startswith(".", parser.i):
         return name
     return result
+
+
+_CXA = None
+
+
+def system_demangler():
+    """libstdc++'s ``__cxa_demangle`` as a Python function, or ``None`` where it cannot be
+    loaded (the result is cached)."""
+    global _CXA
+    if _CXA is None:
+        _CXA = _load_cxa() or False
+    return _CXA or None
+
+
+def _load_cxa():
+    import ctypes
+    import ctypes.util
+
+    try:
+        library = ctypes.CDLL(ctypes.util.find_library("stdc++") or "libstdc++.so.6")
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        function = library.__cxa_demangle
+    except (OSError, AttributeError):
+        return None
+    function.restype = ctypes.c_void_p
+    function.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p,
+                         ctypes.POINTER(ctypes.c_int)]
+    free = libc.free
+    free.argtypes = [ctypes.c_void_p]
+    free.restype = None
+
+    def cxa(name: str) -> str | None:
+        status = ctypes.c_int(0)
+        try:
+            raw = name.encode("ascii")
+        except UnicodeEncodeError:
+            return None
+        pointer = function(raw, None, None, ctypes.byref(status))
+        if not pointer:
+            return None
+        try:
+            return ctypes.string_at(pointer).decode("utf-8", "replace")
+        finally:
+            free(pointer)
+
+    return cxa
+
+
+def demangle(name: str) -> str:
+    """Demangle an Itanium C++ ABI name as ``c++filt`` does; other names come back unchanged.
+
+    Parameters
+    ----------
+    name : str
+        A symbol name, e.g. a kernel's ELF symbol.
+
+    Returns
+    -------
+    str
+        The demangled signature, or `name` itself when it is not a mangled name.
+
+    Examples
+    --------
+    >>> demangle("_ZN2ns5scaleIfEEvPT_S1_j")
+    'void ns::scale<float>(float*, float, unsigned int)'
+    >>> demangle("saxpy")
+    'saxpy'
+    """
+    if not name.startswith("_Z"):
+        return name
+    cxa = system_demangler()
+    if cxa is not None:
+        result = cxa(name)
+        return name if result is None else result
+    return demangle_python(name)

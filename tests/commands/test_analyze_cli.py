@@ -101,9 +101,10 @@ def test_text_report_gives_class_and_condition_in_words(capsys):
     assert main(["analyze", "--kernel", "vec_add", ELEMENTWISE]) == 0
     out = capsys.readouterr().out
     assert "idempotency: conditionally idempotent" in out
-    assert ("not idempotent when [vec_add_param_0, vec_add_param_0 + 4*vec_add_param_3) "
-            "(written by st.global.f32 #20, line 14) overlaps [vec_add_param_1, "
-            "vec_add_param_1 + 4*vec_add_param_3)") in out
+    assert ("not idempotent when vec_add_param_0 overlaps vec_add_param_1 (written "
+            "[vec_add_param_0, vec_add_param_0 + 4*vec_add_param_3) by st.global.f32 #20, "
+            "line 14; read [vec_add_param_1, vec_add_param_1 + 4*vec_add_param_3) by "
+            "ld.global.f32 #16, line 14)") in out
 
 
 def test_json_has_class_reasons_accesses_and_launch_check(capsys):
