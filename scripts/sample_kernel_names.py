@@ -35,7 +35,7 @@ def main() -> int:
         if embedded.kind != "cubin":
             continue
         try:
-            names.update(k.name for k in embedded.cubin.iter_kernels())
+            names.update(k.name for k in embedded.cubin().iter_kernels())
         except Exception as error:  # noqa: BLE001 - a corrupt entry only shrinks the pool
             print(f"skipped {embedded.origin.describe()}: {error}", file=sys.stderr)
     ordered = sorted(names)

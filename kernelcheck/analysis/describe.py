@@ -276,14 +276,14 @@ def merged_conditions(pairs: Sequence[tuple[_A, _A]], base: Callable[[_A], str],
 
     Examples
     --------
-    >>> pairs = [(("out", 20), ("a", 15)), (("out", 21), ("a", 16)), (("out", 20), ("b", 17))]
+    >>> pairs = [(("o", 20), ("a", 15)), (("o", 21), ("a", 16)), (("o", 20), ("b", 7))]
     >>> for line in merged_conditions(pairs, base=lambda a: a[0],
     ...                               byte_range=lambda a: f"[{a[0]}, {a[0]} + 4*n)",
-    ...                               site=lambda a: ("st" if a[0] == "out" else "ld",
-    ...                                               f"#{a[1]}", ", line 9")):
-    ...     print(line)
-    not idempotent when out overlaps a (written [out, out + 4*n) by st #20 and #21, line 9; read [a, a + 4*n) by ld #15 and #16, line 9)
-    not idempotent when out overlaps b (written [out, out + 4*n) by st #20, line 9; read [b, b + 4*n) by ld #17, line 9)
+    ...                               site=lambda a: ("st" if a[0] == "o" else "ld",
+    ...                                               f"#{a[1]}", "")):
+    ...     print(line.replace("not idempotent when ", ""))
+    o overlaps a (written [o, o + 4*n) by st #20 and #21; read [a, a + 4*n) by ld #15 and #16)
+    o overlaps b (written [o, o + 4*n) by st #20; read [b, b + 4*n) by ld #7)
     """
     groups: dict[tuple[str, str], tuple[list, list]] = {}
     for w, r in pairs:

@@ -437,11 +437,23 @@ def analyze_kernel(module: Module, function: Function,
         _base(a.address).name if _base(a.address) else None, access_rules.get(id(a), ""),
         ranges[id(a)], a.function, a.call_path, a.space)
         for a in sym.accesses)
+    reasons, conditions = _readable(function.name, reasons), _readable(function.name,
+                                                                      conditions)
     check = LaunchCheck(function.name, function.param_size, tuple(builder.records),
                         tuple(records), tuple(pairs),
                         "; ".join(reasons) if kernel_class == "not_proven" else "")
     return KernelSummary(function.name, kernel_class, tuple(reasons), accesses, check,
                          tuple(conditions), time.perf_counter() - start, z3_seconds, params)
+
+
+def _readable(kernel: str, texts: list[str]) -> list[str]:
+    """Reasons with a C++ kernel's PTX parameter names shortened: nvcc names them after the
+    mangled kernel (``_Z5axpbyIfEvPT_PKS0_S3_S0_S0_i_param_0``), which a reader cannot
+    read; ``param_0`` names the same parameter (as in SASS, and ``p0`` in ``--instance``)."""
+    if not kernel.startswith("_Z"):
+        return texts
+    prefix = f"{kernel}_param_"
+    return [t.replace(prefix, "param_") for t in texts]
 
 
 def unanalysed_summary(function: Function, reason: str) -> KernelSummary:
