@@ -246,7 +246,16 @@ class _Demangler:
                 raise _Fail("source name past the end")
             text = self.s[self.i : self.i + length]
             self.i += length
-            return "(anonymous namespace)" if text.startswith("_GLOBAL__N") else text
+            name = "(anonymous namespace)" if text.startswith("_GLOBAL__N") else text
+            # ABI tags (<abi-tag> ::= B <source-name>), as numba writes them: name[abi:v2].
+            while self.peek() == "B" and self.peek(2)[1:].isdigit():
+                self.i += 1
+                length = self.number()
+                if self.i + length > len(self.s):
+                    raise _Fail("ABI tag past the end")
+                name += f"[abi:{self.s[self.i : self.i + length]}]"
+                self.i += length
+            return name
         if self.take("Ut"):
             number = self.seq_id() + 1
             return f"{{unnamed type#{number}}}"
@@ -301,7 +310,14 @@ class _Demangler:
                 self.expect("E")
                 return value
             kind = self.peek()
-            self.i += 1
+            if kind in _BUILTIN:
+                self.i += 1
+                type_text = _BUILTIN[kind]
+            else:
+                # An enumerator or other non-builtin type (``LN3cub9SortOrderE1E``): the
+                # type is a full <type>, rendered as a cast, as c++filt does.
+                type_text = self.render(self.type())
+                kind = ""
             negative = self.take("n")
             start = self.i
             while self.i < len(self.s) and self.s[self.i] != "E":
@@ -312,7 +328,7 @@ class _Demangler:
                 return "true" if digits == "1" else "false"
             if kind in _LITERAL_SUFFIX:
                 return digits + _LITERAL_SUFFIX[kind]
-            return f"({_BUILTIN.get(kind, kind)}){digits}"
+            return f"({type_text}){digits}"
         if self.take("J"):
             items = []
             while not self.take("E"):
