@@ -151,9 +151,10 @@ def run(args: argparse.Namespace) -> int:
         specs += [(k, i, False) for i in range(n)] + [(k, 0, True)]
     start = time.perf_counter()
     rows: list = []
+    done = [0]  # trials finished in this process (the pool path leaves it at 0)
     interrupted = False
     try:
-        _campaign(args, specs, groups, path, rows)
+        _campaign(args, specs, groups, path, rows, done)
     except KeyboardInterrupt:
         interrupted = True
     seconds = time.perf_counter() - start
@@ -161,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
     meta = {"target": args.target, "model": args.model, "groups": groups,
             "trials": args.trials, "seed": args.seed, "recover": args.recover,
             "kernels": kernels, "partial": interrupted,
-            "trials_completed": _completed(rows, args.trials, interrupted)}
+            "trials_completed": _completed(args, done[0], interrupted)}
     _report(args, rows, meta, stem, kernels, len(specs), seconds, path)
     if interrupted:
         say(f"kernelcheck: interrupted: {len(rows)} trials written, marked partial")
@@ -170,13 +171,16 @@ def run(args: argparse.Namespace) -> int:
     return findings_status(found, args.fail_on)
 
 
-def _completed(rows, trials: int, interrupted: bool) -> int:
+def _completed(args, done: int, interrupted: bool) -> int | None:
+    """Trials run (with a site or not); ``None`` for an interrupted pool, whose chunks
+    finish out of order (its rows are those of the chunks that finished)."""
     if not interrupted:
-        return trials
-    return max((r.trial for r in rows), default=-1) + 1
+        return args.trials
+    pool = (args.jobs or 1) > 1 or args.cluster or args.scheduler
+    return None if pool else done
 
 
-def _campaign(args, specs, groups, path, rows: list) -> None:
+def _campaign(args, specs, groups, path, rows: list, done: list[int]) -> None:
     """Run the trials into ``rows`` (kept as they finish, for Ctrl-C)."""
     from kernelcheck.output.progress import ProgressBar, progress_enabled
 
@@ -198,6 +202,7 @@ def _campaign(args, specs, groups, path, rows: list) -> None:
             row = campaign.run_trial(trial, args.seed, args.model, groups, args.recover)
             if row is not None:
                 rows.append(row)
+            done[0] = trial + 1
             meter.step()
     finally:
         meter.finish()
@@ -244,10 +249,12 @@ def _report(args, rows, meta: dict, stem: Path, kernels, instances: int, seconds
     csv_path, json_path = write_results(rows, stem, {**meta, "classes": classes})
     partial = " (partial: interrupted)" if meta["partial"] else ""
     if args.format == "text":
+        run_count = meta["trials_completed"]
+        no_site = (f"{run_count - len(rows)} trials found no site for their group"
+                   if run_count is not None else "trials of unfinished chunks left out")
         print(f"{len(rows)} trials of model {args.model} over {instances} instances of "
               f"{len(kernels)} kernels in {seconds:.1f} s (seed {args.seed}); "
-              f"{meta['trials_completed'] - len(rows)} trials found no site for their "
-              f"group{partial}")
+              f"{no_site}{partial}")
         print(format_table(rows))
     elif args.format == "json":
         sys.stdout.write(Path(json_path).read_text() + "\n")
