@@ -146,6 +146,10 @@ def _settle_options(args: argparse.Namespace) -> None:
                     "--scheduler")
     if args.regions and args.format in ("jsonl", "sarif"):
         raise usage("--regions is shown by --format text or json")
+    from kernelcheck.launch.params import parse_dims
+
+    parse_dims(args.grid, "--grid")  # past CUDA's limits: refused even without --instance
+    parse_dims(args.block, "--block")
 
 
 def _check_outputs(args: argparse.Namespace) -> None:
