@@ -22,6 +22,15 @@ def progress_enabled(quiet: bool = False, stream=None) -> bool:
         return False
 
 
+def _columns() -> int:
+    import os
+
+    try:
+        return os.get_terminal_size(sys.stderr.fileno()).columns
+    except (OSError, ValueError, AttributeError):
+        return 0
+
+
 class ProgressBar:
     """``done/total unit [elapsed<left, rate]`` on stderr, when enabled.
 
@@ -44,9 +53,13 @@ class ProgressBar:
         if self.enabled:
             from tqdm import tqdm
 
+            # A terminal that reports no size (a fresh pseudo-terminal, some CI consoles)
+            # would get a zero-width bar, hidden below its zero rows: 80x24 then.
+            sized = _columns() > 0
             self._bar = tqdm(total=total, unit=f" {unit}", desc=description or None,
-                             file=sys.stderr, dynamic_ncols=True, leave=False,
-                             mininterval=0.2, smoothing=0.1)
+                             file=sys.stderr, dynamic_ncols=sized,
+                             ncols=None if sized else 80, nrows=None if sized else 24,
+                             leave=False, mininterval=0.2, smoothing=0.1)
 
     def step(self, extra: str = "", count: int = 1) -> None:
         """Count ``count`` finished units; ``extra`` is shown after the bar."""
