@@ -84,7 +84,7 @@ def class_histogram(records: list[dict], path: str, title: str = "") -> str:
     ax.set_xlabel("kernels")
     total = sum(sum(c.values()) for _, c in rows)
     ax.set_title(title or f"Idempotency class by kernel family ({total} kernels)", fontsize=9)
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(fontsize=7, loc="upper right")
     fig.tight_layout()
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=110)
