@@ -34,10 +34,11 @@ is thereby counted as a possible clobber, as the dynamic oracle counts it.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from kernelcheck.analysis.describe import byte_range_text
+from kernelcheck.analysis.describe import byte_range_text, merged_conditions
 from kernelcheck.analysis.lower import ProgramBuilder, affine_form, apply_guards
 from kernelcheck.analysis.semantics import is_memory_value
 from kernelcheck.analysis.smt import prove_never_overlap, prove_same_address
@@ -58,7 +59,7 @@ from kernelcheck.analysis.terms import (
     forget_equalities,
     render,
 )
-from kernelcheck.ir.nodes import Function, Module
+from kernelcheck.ir.nodes import Function, Instruction, Module
 from kernelcheck.launch.check import (
     ATOMIC_BAD,
     ATOMIC_OK,
@@ -239,10 +240,22 @@ def _strip_base(address: Term, base: Param) -> Term:
     return add(*parts)
 
 
-def _where(a: SymbolicAccess) -> str:
-    line = f", line {a.instr.loc.line}" if a.instr.loc is not None else ""
+def _site(a: SymbolicAccess, locate: Callable[[Instruction], tuple[str, str, str]] | None = None
+          ) -> tuple[str, str, str]:
+    """Where an access is, as ``(opcode, instruction, rest)``: ``("st.global.f32", "#20",
+    ", line 14")`` for PTX, or what ``locate`` gives (the SASS analysis names the SASS offset:
+    ``("STG.E", "/*0120*/", ", line 14")``)."""
     via = f" (inlined from {a.function})" if a.call_path else ""
-    return f"{a.instr.full_opcode} #{a.instr.index}{line}{via}"
+    if locate is not None:
+        opcode, ident, rest = locate(a.instr)
+        return opcode, ident, rest + via
+    line = f", line {a.instr.loc.line}" if a.instr.loc is not None else ""
+    return a.instr.full_opcode, f"#{a.instr.index}", line + via
+
+
+def _where(a: SymbolicAccess, locate=None) -> str:
+    opcode, ident, rest = _site(a, locate)
+    return f"{opcode} {ident}{rest}"
 
 
 def _self_clobber(reads, writes, guarded_by, assumed=frozenset()) -> tuple[tuple, float]:
@@ -274,8 +287,14 @@ def _self_clobber(reads, writes, guarded_by, assumed=frozenset()) -> tuple[tuple
     return None, seconds
 
 
-def analyze_kernel(module: Module, function: Function) -> KernelSummary:
+def analyze_kernel(module: Module, function: Function,
+                   locate: Callable[[Instruction], tuple[str, str, str]] | None = None
+                   ) -> KernelSummary:
     """Analyze one kernel: its class, the reasons, its accesses and its LaunchCheck.
+
+    ``locate`` says where an instruction is in the reasons and LaunchCheck labels, as
+    ``(opcode, instruction, rest)`` (default: the PTX opcode, ``#index`` and ``, line N``);
+    it changes words, never a verdict.
 
     Examples
     --------
@@ -288,6 +307,10 @@ def analyze_kernel(module: Module, function: Function) -> KernelSummary:
     'always'
     """
     start = time.perf_counter()
+
+    def where(a: SymbolicAccess) -> str:
+        return _where(a, locate)
+
     # The caches hold terms of one kernel: equal terms of another kernel are other objects,
     # and comparing two large shared-subterm graphs node by node is what the caches save.
     _base.cache_clear()
@@ -314,7 +337,7 @@ def analyze_kernel(module: Module, function: Function) -> KernelSummary:
             writes.append(a)
         else:
             bad_atomics.append(a)
-            reasons.append(f"{rule} on {_describe_base(a)} at {_where(a)}")
+            reasons.append(f"{rule} on {_describe_base(a)} at {where(a)}")
     unknown_writes = [w for w in writes if _base(w.address) is None and contains(
         w.address, lambda t: type(t) is Opaque)]
     builder = ProgramBuilder()
@@ -343,7 +366,7 @@ def analyze_kernel(module: Module, function: Function) -> KernelSummary:
         index_of[id(a)] = len(records)
         records.append(AccessRecord(kind, a.width, addr_slot, base.offset if base else -1,
                                     base.size if base else 0, indirect, const_slot, atoms,
-                                    f"{a.kind} of {_describe_base(a)} ({_where(a)})"))
+                                    f"{a.kind} of {_describe_base(a)} ({where(a)})"))
     pairs = []
     z3_seconds = 0.0
     smt_proved = 0
@@ -381,12 +404,12 @@ def analyze_kernel(module: Module, function: Function) -> KernelSummary:
     elif clobber is not None:
         kernel_class = "never"
         r, w = clobber
-        reasons.append(f"{_describe_base(w)}[...] is read ({_where(r)}) and then written "
-                       f"({_where(w)}) at the same address by the same thread")
+        reasons.append(f"{_describe_base(w)}[...] is read ({where(r)}) and then written "
+                       f"({where(w)}) at the same address by the same thread")
     elif unknown_writes or opaque_reads:
         kernel_class = "not_proven"
-        reasons.extend(f"write at an unknown address: {_where(w)}" for w in unknown_writes)
-        reasons.extend(f"{r.space} read at {_where(r)} may read bytes the kernel writes "
+        reasons.extend(f"write at an unknown address: {where(w)}" for w in unknown_writes)
+        reasons.extend(f"{r.space} read at {where(r)} may read bytes the kernel writes "
                        f"(the bytes it reads are not modelled)" for r in opaque_reads)
     elif not pairs:
         kernel_class = "always"
@@ -403,19 +426,10 @@ def analyze_kernel(module: Module, function: Function) -> KernelSummary:
     ranges = {id(a): byte_range_text(g, a.width) for a, g in zip(sym.accesses, guarded_of,
                                                                  strict=True)}
     by_record = {index_of[id(a)]: a for a in sym.accesses}
-    stated: set[str] = set()
-    for w_index, r_index in pairs:
-        w, r = by_record[w_index], by_record[r_index]
-        wr, rr = ranges[id(w)], ranges[id(r)]
-        if wr is not None and rr is not None:
-            text = (f"not idempotent when {wr} (written by {_where(w)}) overlaps {rr} "
-                    f"(read by {_where(r)})")
-        else:
-            text = (f"not idempotent when the bytes written by {records[w_index].label} "
-                    f"overlap the bytes read by {records[r_index].label}")
-        if text not in stated:
-            stated.add(text)
-            conditions.append(text)
+    conditions = merged_conditions(
+        [(by_record[w], by_record[r]) for w, r in pairs],
+        base=_describe_base, byte_range=lambda a: ranges[id(a)],
+        site=lambda a: _site(a, locate))
     if kernel_class == "conditional":
         reasons.extend(conditions)
     names: dict = {}
@@ -427,11 +441,23 @@ def analyze_kernel(module: Module, function: Function) -> KernelSummary:
         _base(a.address).name if _base(a.address) else None, access_rules.get(id(a), ""),
         ranges[id(a)], a.function, a.call_path, a.space)
         for a in sym.accesses)
+    reasons, conditions = _readable(function.name, reasons), _readable(function.name,
+                                                                      conditions)
     check = LaunchCheck(function.name, function.param_size, tuple(builder.records),
                         tuple(records), tuple(pairs),
                         "; ".join(reasons) if kernel_class == "not_proven" else "")
     return KernelSummary(function.name, kernel_class, tuple(reasons), accesses, check,
                          tuple(conditions), time.perf_counter() - start, z3_seconds, params)
+
+
+def _readable(kernel: str, texts: list[str]) -> list[str]:
+    """Reasons with a C++ kernel's PTX parameter names shortened: nvcc names them after the
+    mangled kernel (``_Z5axpbyIfEvPT_PKS0_S3_S0_S0_i_param_0``), which a reader cannot
+    read; ``param_0`` names the same parameter (as in SASS, and ``p0`` in ``--instance``)."""
+    if not kernel.startswith("_Z"):
+        return texts
+    prefix = f"{kernel}_param_"
+    return [t.replace(prefix, "param_") for t in texts]
 
 
 def unanalysed_summary(function: Function, reason: str) -> KernelSummary:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from kernelcheck.binary.cubin import CubinFile
 from kernelcheck.binary.nvdisasm import SassFunction, disassemble
 from kernelcheck.errors import KernelcheckError
-from kernelcheck.ir.nodes import Function, Module
+from kernelcheck.ir.nodes import FileDirective, Function, Module
 from kernelcheck.sass.calls import (
     BRANCH_TARGETS_DIRECTIVE,
     CBANK_FUNCTIONS_DIRECTIVE,
@@ -111,6 +111,7 @@ def _bank_functions(cubin: CubinFile) -> tuple[tuple[int, int, str], ...]:
 
 def _functions_of_cubin(cubin, code, filename):
     symbols = local_code_symbols(cubin)
+    files = _file_numbers(code)
     called = _bank_functions(cubin)
     shared = ((CBANK_FUNCTIONS_DIRECTIVE, called),) if called else ()
     kernels = {k.name: k for k in cubin.iter_kernels()}
@@ -147,6 +148,7 @@ def _functions_of_cubin(cubin, code, filename):
                 symbols=symbols.get(f".text.{name}"),
                 labels=labels,
                 filename=label,
+                files=files,
             ))
         except KernelcheckError as error:
             failures.append(FunctionFailure(name, error))
@@ -179,11 +181,33 @@ def load_cubin_sass(
     """
     cubin = CubinFile(data, filename=filename)
     if code is None:
-        code = disassemble(data, label=filename or "<cubin>")
+        code = disassemble(data, label=filename or "<cubin>",
+                           line_info=has_line_info(cubin))
     functions, failures = functions_of_cubin(cubin, code, filename=filename)
     module = Module(version=None, target=(cubin.arch,), address_size=64,
-                    items=functions, filename=filename)
+                    items=source_files(code) + functions, filename=filename)
     return SassImage(module, failures, cubin.arch)
+
+
+def has_line_info(cubin: CubinFile) -> bool:
+    """Whether the cubin carries source lines (built with ``-lineinfo`` or ``-G``)."""
+    return cubin.get_section(".debug_line") is not None
+
+
+def source_files(code: dict[str, SassFunction]) -> tuple[FileDirective, ...]:
+    """The source files the instructions' line information names, numbered from 1 in order
+    of appearance (the numbering :func:`~kernelcheck.sass.function.function_from_sass`
+    gives their ``SourceLoc.file``)."""
+    return tuple(FileDirective(index, path) for path, index in _file_numbers(code).items())
+
+
+def _file_numbers(code: dict[str, SassFunction]) -> dict[str, int]:
+    numbers: dict[str, int] = {}
+    for function in code.values():
+        for instruction in function.instructions:
+            if instruction.source is not None and instruction.source[0] not in numbers:
+                numbers[instruction.source[0]] = len(numbers) + 1
+    return numbers
 
 
 def module_from_cubin(data: bytes, filename: str | None = None) -> Module:
