@@ -17,7 +17,7 @@ from kernelcheck import __version__
 from kernelcheck.errors import KernelcheckError
 
 #: Command modules, in the order ``kernelcheck --help`` lists them.
-COMMANDS = ("analyze", "bundle", "graph", "inject", "list", "run")
+COMMANDS = ("analyze", "bundle", "emulate", "graph", "inject", "list", "run")
 
 EXIT_USAGE_OR_INPUT_ERROR = 2
 
