@@ -23,4 +23,13 @@ XFAILS: dict[str, str] = {
     "compare/set_f16": "set with a .f16 destination crashes the emulator (ValueError: Invalid "
                        "integer data type 'f')",
     "compare/half_ftz": "setp.ftz.f16 does not flush subnormal halves to zero",
+    # -- float
+    "float/f32_modes": "add, sub and fma .f32 ignore the directed rounding modes .rz, .rm, .rp "
+                       "(results are rounded to nearest)",
+    "float/f64_modes": "add, mul and fma .f64 ignore the directed rounding modes .rz, .rm, .rp",
+    "float/fma_f64": "fma.rn.f64 is not fused: a * b is rounded before c is added",
+    "float/div_sqrt_modes": "rcp .rz/.rm/.rp, sqrt.rp (f32, f64), div.rz.f64 and rcp.rm.f64 "
+                            "ignore the rounding mode",
+    "float/half_ftz": ".ftz on f16/f16x2 arithmetic does not flush subnormal halves",
+    "float/relu": "fma.relu (f16, bf16, f16x2) does not clamp negative results to zero",
 }

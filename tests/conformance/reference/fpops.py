@@ -201,17 +201,18 @@ def compare(a: int, b: int, fmt: Format, ftz: bool = False) -> str | None:
     return "eq"
 
 
-def min_(a: int, b: int, fmt: Format, ftz: bool = False, nan: bool = False) -> int:
+def min_(a: int, b: int, fmt: Format, ftz: bool = False, nan: bool = False) -> int | None:
     """PTX min: a NaN operand is ignored (the other is returned); two NaNs, or any NaN with
-    ``.NaN``, give the canonical NaN."""
+    ``.NaN``, give the canonical NaN. None for +0 against -0, whose order the cases leave
+    unspecified."""
     return _pick(a, b, fmt, ftz, nan, "lt")
 
 
-def max_(a: int, b: int, fmt: Format, ftz: bool = False, nan: bool = False) -> int:
+def max_(a: int, b: int, fmt: Format, ftz: bool = False, nan: bool = False) -> int | None:
     return _pick(a, b, fmt, ftz, nan, "gt")
 
 
-def _pick(a: int, b: int, fmt: Format, ftz: bool, nan: bool, wanted: str) -> int:
+def _pick(a: int, b: int, fmt: Format, ftz: bool, nan: bool, wanted: str) -> int | None:
     if ftz:
         a, b = flush(a, fmt), flush(b, fmt)
     x, y = value_of(a, fmt), value_of(b, fmt)
@@ -223,5 +224,5 @@ def _pick(a: int, b: int, fmt: Format, ftz: bool, nan: bool, wanted: str) -> int
     if order == wanted:
         return a
     if order == "eq" and sign_of(x) != sign_of(y):
-        raise ValueError("min/max of +0 and -0: the cases avoid this pair")
+        return None
     return b
