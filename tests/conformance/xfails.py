@@ -32,4 +32,17 @@ XFAILS: dict[str, str] = {
                             "ignore the rounding mode",
     "float/half_ftz": ".ftz on f16/f16x2 arithmetic does not flush subnormal halves",
     "float/relu": "fma.relu (f16, bf16, f16x2) does not clamp negative results to zero",
+    # -- convert
+    "convert/pack_x2": "cvt.f16x2.f32 and cvt.bf16x2.f32 d, a, b do not pack cvt(a) into the "
+                       "upper half and cvt(b) into the lower half (d holds a value derived from "
+                       "a alone)",
+    "convert/relu": "cvt .relu does not clamp negative results (f16, bf16), and the f16x2 form "
+                    "does not pack",
+    "convert/narrow_modes": "cvt.rz.bf16.f32 rounds to nearest, cvt.rna.tf32.f32 returns the "
+                            "f32 unchanged, .satfinite to f16/bf16 is ignored",
+    "convert/float_s64": "float-to-s64 conversions of values at or above 2^63 (+inf included) "
+                         "give 0 instead of INT64_MAX",
+    "convert/fp8_pack": "cvt to e4m3x2/e5m2x2 (FP8) is not supported",
+    "convert/fp8_unpack": "cvt from e4m3x2/e5m2x2 (FP8) to f16x2 is not supported",
+    "convert/cvt_pack": "cvt.pack is not supported",
 }
