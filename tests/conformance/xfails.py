@@ -51,4 +51,22 @@ XFAILS: dict[str, str] = {
     "memory/isspacep": "isspacep is not supported",
     # -- atomics
     "atomics/half": "atom/red .add.noftz with .f16, .f16x2 and .bf16x2 are not supported",
+    # -- warp
+    "warp/match_all": "match.all.sync with a predicate destination crashes the emulator "
+                      "(IndexError)",
+    "warp/warp_sync": "bar.warp.sync and elect.sync are not supported",
+    # -- matrix
+    "matrix/mma_f16": "mma.sync is not supported",
+    "matrix/mma_bf16": "mma.sync is not supported",
+    "matrix/mma_s8": "mma.sync is not supported",
+    "matrix/ldmatrix": "ldmatrix is not supported",
+    "matrix/stmatrix": "stmatrix is not supported",
+    "matrix/cp_async": "cp.async (and its commit_group/wait_group/wait_all) is not supported",
+    # -- video
+    "video/video": "the video instructions (vadd ... vset, vadd2 ... vabsdiff4) are not "
+                   "supported",
+    "video/video_select": "the PTX front end rejects operand byte/half selectors (%r.b0, "
+                          "%r.h1), and the video instructions are not supported",
+    # -- barrier
+    "barrier/bar_red": "bar.red / barrier.red (popc, and, or) are not supported",
 }
