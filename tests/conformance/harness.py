@@ -44,11 +44,18 @@ class Case:
 
 
 def discover_cases() -> list[Case]:
-    """Every case under cases/, sorted by group and name."""
+    """Every case under cases/, sorted by group and name.
+
+    ``<name>.launch.json`` runs ``<name>.ptx``; when several launch files share one module
+    (the CUDA C cases: ``integers.hash32_k.launch.json``), the PTX is ``<module>.ptx``.
+    """
     cases = []
     for launch in sorted(CASES.glob("*/*.launch.json")):
         name = launch.name[: -len(".launch.json")]
-        cases.append(Case(launch.parent.name, name, launch.with_name(f"{name}.ptx"), launch))
+        ptx = launch.with_name(f"{name}.ptx")
+        if not ptx.exists() and "." in name:
+            ptx = launch.with_name(f"{name.split('.', 1)[0]}.ptx")
+        cases.append(Case(launch.parent.name, name, ptx, launch))
     return cases
 
 
