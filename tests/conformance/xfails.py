@@ -72,8 +72,8 @@ XFAILS: dict[str, str] = {
     # -- registers
     "registers/shadowing": "a register declared in a nested { } block does not hide the outer "
                            "register of the same name: the two are merged",
-    "registers/bare_names": "the PTX front end rejects register names without '%' in a "
-                            "predicate pair (d|p) and elsewhere",
+    "registers/bare_names": "register names without '%' are read as symbols (not a valid "
+                            "destination) and rejected in a predicate pair (d|p)",
     "registers/vectors": "the PTX front end rejects vector-register components (%v.x)",
     "registers/warp_size": "the constant WARP_SZ is not supported",
     # -- CUDA C, judged by the host compiler
