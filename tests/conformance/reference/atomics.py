@@ -11,7 +11,7 @@ import struct
 
 import numpy as np
 
-from tests.conformance.reference.bits import unsigned
+from tests.conformance.reference.bits import signed, unsigned
 from tests.conformance.reference.registry import Inputs, reference
 
 
@@ -68,3 +68,67 @@ def contended(inputs: Inputs) -> dict:
     put(88, "<Q", min([get(88, "<Q")] + [(1 << 32) + k for k in t]))
     return {"c": np.frombuffer(bytes(c), dtype=np.uint8),
             "hist": np.ones(threads, dtype="<u4")}
+
+
+#: (operation, type, initial value, operand[, new value for cas]) of each slot of
+#: cases/atomics/types.ptx, first on global memory, then on shared memory
+TYPE_SLOTS = [
+    ("add", "u32", 0xFFFFFFF0, 0x20), ("add", "s32", -5, 3), ("add", "u64", 2 ** 63 - 1, 7),
+    ("add", "f32", 1.5, 2.25), ("add", "f64", 1.25, 0.5),
+    ("min", "u32", 0x80000000, 0x7FFFFFFF), ("max", "u32", 0x80000000, 0x7FFFFFFF),
+    ("min", "s32", -5, 3), ("max", "s32", -5, 3), ("min", "u64", 2 ** 63, 2 ** 63 - 1),
+    ("max", "u64", 2 ** 63, 2 ** 63 - 1), ("min", "s64", -9, -2), ("max", "s64", -9, -2),
+    ("and", "b32", 0xF0F0F0F0, 0x0FF00FF0), ("or", "b32", 0xF0F0F0F0, 0x0FF00FF0),
+    ("xor", "b32", 0xF0F0F0F0, 0x0FF00FF0), ("exch", "b32", 0xF0F0F0F0, 0x0FF00FF0),
+    ("and", "b64", 0xFFFF0000FFFF0000, 0x00FF00FF00FF00FF),
+    ("or", "b64", 0xFFFF0000FFFF0000, 0x00FF00FF00FF00FF),
+    ("xor", "b64", 0xFFFF0000FFFF0000, 0x00FF00FF00FF00FF),
+    ("exch", "b64", 0xFFFF0000FFFF0000, 0x00FF00FF00FF00FF),
+    ("cas", "b32", 0x1234, 0x1234, 0xBEEF), ("cas", "b64", 0x1234, 0x9999, 0xBEEF),
+    ("cas", "b16", 0x1234, 0x1234, 0xBEEF), ("inc", "u32", 5, 5), ("inc", "u32", 3, 5),
+    ("dec", "u32", 0, 9), ("dec", "u32", 4, 9),
+]
+_FORMATS = {"u32": "<I", "s32": "<i", "u64": "<Q", "s64": "<q", "f32": "<f", "f64": "<d",
+            "b32": "<I", "b64": "<Q", "b16": "<H"}
+
+
+def _apply(op: str, type_name: str, old, operand, new=None):
+    bits = struct.calcsize(_FORMATS[type_name]) * 8
+    if op == "add":
+        return old + operand if type_name in ("f32", "f64") else unsigned(old + operand, bits)
+    if op == "min":
+        return min(old, operand)
+    if op == "max":
+        return max(old, operand)
+    if op == "and":
+        return old & operand
+    if op == "or":
+        return old | operand
+    if op == "xor":
+        return old ^ operand
+    if op == "exch":
+        return operand
+    if op == "cas":
+        return new if old == operand else old
+    if op == "inc":
+        return inc(old, operand)
+    return dec(old, operand)
+
+
+@reference("atomics/types")
+def types(inputs: Inputs) -> dict:
+    m = bytearray(inputs["m"].tobytes())
+    ret = bytearray(len(m))
+    slots = len(TYPE_SLOTS)
+    for space in range(2):
+        for k, (op, type_name, _init, operand, *rest) in enumerate(TYPE_SLOTS):
+            offset = 16 * (space * slots + k)
+            fmt = _FORMATS[type_name]
+            old = struct.unpack_from(fmt, m, offset)[0]
+            struct.pack_into(fmt, ret, offset, old)
+            new = _apply(op, type_name, old, operand, *rest)
+            if fmt in ("<i", "<q"):
+                new = signed(new, struct.calcsize(fmt) * 8)
+            struct.pack_into(fmt, m, offset, new)
+    return {"m": np.frombuffer(bytes(m), dtype=np.uint8),
+            "ret": np.frombuffer(bytes(ret), dtype=np.uint8)}

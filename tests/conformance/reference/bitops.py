@@ -358,3 +358,37 @@ def dot(inputs: Inputs) -> dict:
         out["o_dp2a_lo_su"].append(dp2a(x, y, sx, True, False, False))
         out["o_dp2a_hi_us"].append(dp2a(x, y, sx, False, True, True))
     return _outputs(out, dict.fromkeys(out, "<u4"))
+
+
+def _logic_sweep(inputs: Inputs, bits: int) -> dict:
+    """cases/bits/sweep_b<bits>.ptx: logic, shifts and counts on one register width."""
+    xs, ys, ns = (pyints(v) for v in inputs.cross("a", "b", "c"))
+    out: dict[str, list[int]] = {}
+
+    def add(name: str, v: int) -> None:
+        out.setdefault(name, []).append(v)
+
+    for x, y, n in zip(xs, ys, ns, strict=True):
+        x, y = unsigned(x, bits), unsigned(y, bits)
+        add("o_and", x & y)
+        add("o_or", x | y)
+        add("o_xor", x ^ y)
+        add("o_not", ~x)
+        add("o_cnot", 1 if x == 0 else 0)
+        add("o_shl", _shl(x, n, bits))
+        add("o_shr_b", _shr(x, n, bits, False))
+        add("o_shr_u", _shr(x, n, bits, False))
+        add("o_shr_s", _shr(x, n, bits, True))
+        if bits >= 32:
+            add("o_popc", bin(x).count("1"))
+            add("o_clz", _clz(x, bits))
+            add("o_brev", _brev(x, bits))
+            add("o_bfind_u", bfind(x, bits, False, False))
+            add("o_bfind_s", bfind(x, bits, True, False))
+    dtypes = {k: f"<u{bits // 8}" for k in out} | {k: "<u4" for k in
+                                                   ("o_popc", "o_clz", "o_bfind_u", "o_bfind_s")}
+    return _outputs({k: v for k, v in out.items()}, {k: dtypes[k] for k in out})
+
+
+for _bits in (16, 32, 64):
+    reference(f"bits/sweep_b{_bits}")(lambda inputs, _b=_bits: _logic_sweep(inputs, _b))

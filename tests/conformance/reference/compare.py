@@ -171,3 +171,28 @@ def half_ftz(inputs: Inputs) -> dict:
                 float_compare("lt", widened)]
         out.append(sum(1 << k for k, v in enumerate(bits) if v))
     return {"o_setp": array(out, "<u4")}
+
+
+def _int_sweep(inputs: Inputs, bits: int) -> dict:
+    """cases/compare/sweep_int<bits>.ptx: setp in the order the kernel writes it, selp, mov."""
+    ops_signed = ("eq", "ne", "lt", "le", "gt", "ge")
+    ops_unsigned = ("eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs")
+    xs, ys = (pyints(v) for v in inputs.cross("a", "b"))
+    bits_out, selp, moved = [], [], []
+    for x, y in zip(xs, ys, strict=True):
+        checks = [_INTEGER[op](signed(x, bits), signed(y, bits)) for op in ops_signed]
+        checks += [_INTEGER[op](x, y) for op in ops_unsigned]
+        checks += [x == y, x != y]
+        bits_out.append(sum(1 << k for k, c in enumerate(checks) if c))
+        selp.append(x if x != 0 else y)
+        moved.append(y)
+    dtype = f"<u{bits // 8}"
+    out = {"o_bits": array(bits_out, "<u4")}
+    for kind in ("b", "u", "s"):
+        out[f"o_selp_{kind}"] = array(selp, dtype)
+        out[f"o_mov_{kind}"] = array(moved, dtype)
+    return out
+
+
+for _bits in (16, 32, 64):
+    reference(f"compare/sweep_int{_bits}")(lambda inputs, _b=_bits: _int_sweep(inputs, _b))

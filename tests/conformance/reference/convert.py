@@ -117,6 +117,8 @@ def float_s64(inputs: Inputs) -> dict:
         "o_s64_rzi": array([to_integer(v, "rzi", 64, True) for v in values], "<i8"),
         "o_s64_f64": array([to_integer(times4(v), "rzi", 64, True) for v in values], "<i8"),
         "o_s64_rni": array([to_integer(v, "rni", 64, True) for v in values], "<i8"),
+        "o_s64_f16": array([to_integer(value_of(round_to(v, F16), F16), "rzi", 64, True)
+                            for v in values], "<i8"),
     }
 
 
@@ -320,3 +322,55 @@ def cvt_pack(inputs: Inputs) -> dict:
             ta, tb = (unsigned(saturate(v, bits, is_signed), 16) for v in (a, b))
             out[name].append((ta << 16) | tb)
     return {k: array(v, "<u4") for k, v in out.items()}
+
+
+_INT_TYPES = ("u8", "s8", "u16", "s16", "u32", "s32", "u64", "s64")
+
+
+def _int_value(x: int, type_name: str) -> int:
+    bits = int(type_name[1:])
+    return signed(x, bits) if type_name[0] == "s" else unsigned(x, bits)
+
+
+@reference("convert/sweep_ints")
+def sweep_ints(inputs: Inputs) -> dict:
+    # cvt.d.s: the source's bits are read as its type, then written to the destination type,
+    # truncated and extended by the destination's signedness (PTX ISA 9.7.9.21)
+    (xs,) = (pyints(v) for v in inputs.cross("a"))
+    out = {}
+    for d in _INT_TYPES:
+        for s in _INT_TYPES:
+            if d != s:
+                out[f"o_{d}_{s}"] = array([_int_value(x, s) for x in xs], _dtype(d))
+    return out
+
+
+@reference("convert/sweep_floats")
+def sweep_floats(inputs: Inputs) -> dict:
+    xs, zs = (pyints(v) for v in inputs.cross("a", "b"))
+    values = [value_of(z, F32) for z in zs]
+    halves = [value_of(round_to(v, F16), F16) for v in values]
+    bhalves = [value_of(round_to(v, BF16), BF16) for v in values]
+    out = {}
+    for d in _INT_TYPES[:-1]:  # to s64: see float_s64
+        bits, is_signed = int(d[1:]), d[0] == "s"
+        # the f64 operand is z widened: the same value
+        out[f"o_{d}_f32"] = array([to_integer(v, "rzi", bits, is_signed) for v in values],
+                                  _dtype(d))
+        out[f"o_{d}_f64"] = out[f"o_{d}_f32"]
+        out[f"o_{d}_f16"] = array([to_integer(v, "rzi", bits, is_signed) for v in halves],
+                                  _dtype(d))
+    for s in _INT_TYPES:
+        ints = [Fraction(_int_value(x, s)) for x in xs]
+        out[f"o_f32_{s}"] = _floats([round_to(v, F32) for v in ints], F32)
+        out[f"o_f64_{s}"] = _floats([round_to(v, F64) for v in ints], F64)
+        out[f"o_f16_{s}"] = _floats([round_to(v, F16) for v in ints], F16)
+    out["o_f32_f64"] = _floats([round_to(v, F32) for v in values], F32)
+    out["o_f32_f16"] = _floats([round_to(v, F32) for v in halves], F32)
+    out["o_f32_bf16"] = _floats([round_to(v, F32) for v in bhalves], F32)
+    out["o_f64_f16"] = _floats([round_to(v, F64) for v in halves], F64)
+    out["o_f16_f64"] = _floats([round_to(v, F16) for v in values], F16)
+    out["o_bf16_f64"] = _halves([round_to(v, BF16) for v in values], BF16)
+    out["o_bf16_f16"] = _halves([round_to(v, BF16) for v in halves], BF16)
+    out["o_f16_bf16"] = _floats([round_to(v, F16) for v in bhalves], F16)
+    return out

@@ -253,3 +253,50 @@ def carry_mixed(inputs: Inputs) -> dict:
         out["o_sub_subc"].append(unsigned(5 + (~3 & 0xFFFFFFFF) + no_borrow, 32))
         out["o_add_addc"].append(5 + 3 + ((y + x) >> 32))
     return _outputs(out, dict.fromkeys(out, "<u4"))
+
+
+def _sweep(inputs: Inputs, type_name: str) -> dict:
+    """Every arithmetic instruction of one integer type (cases/integer/sweep_<type>.ptx)."""
+    import numpy as np
+
+    from tests.conformance.reference.registry import Expected
+
+    bits = int(type_name[1:])
+    is_signed = type_name[0] == "s"
+
+    def value(v: int) -> int:
+        return signed(v, bits) if is_signed else unsigned(v, bits)
+
+    xs, ys = ([value(int(v)) for v in arr] for arr in inputs.cross("a", "b"))
+    out: dict[str, list[int]] = {}
+    undefined: list[bool] = []
+    for x, y in zip(xs, ys, strict=True):
+        overflow = is_signed and x == -(1 << (bits - 1)) and y == -1
+        quotient = 0 if overflow else abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1)
+        results = {
+            "o_add": x + y, "o_sub": x - y, "o_mul_lo": x * y, "o_mul_hi": (x * y) >> bits,
+            "o_min": min(x, y), "o_max": max(x, y), "o_div": quotient,
+            "o_rem": 0 if overflow else x - quotient * y,
+            "o_mad_lo": x * y + x, "o_mad_hi": ((x * y) >> bits) + y,
+        }
+        if is_signed:
+            results |= {"o_abs": abs(x), "o_neg": -y}
+        if bits < 64:
+            results |= {"o_mul_wide": x * y, "o_mad_wide": x * y + x}
+        for name, v in results.items():
+            out.setdefault(name, []).append(v)
+        undefined.append(overflow)
+    expected = {}
+    for name, values in out.items():
+        width = 2 * bits if name in ("o_mul_wide", "o_mad_wide") else bits
+        dtype = f"<{'i' if is_signed else 'u'}{width // 8}"
+        array_ = array(values, dtype)
+        if name in ("o_div", "o_rem"):
+            expected[name] = Expected(array_, unspecified=np.array(undefined))
+        else:
+            expected[name] = array_
+    return expected
+
+
+for _type in ("u16", "s16", "u32", "s32", "u64", "s64"):
+    reference(f"integer/sweep_{_type}")(lambda inputs, _t=_type: _sweep(inputs, _t))
