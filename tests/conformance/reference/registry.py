@@ -66,9 +66,6 @@ class Inputs:
         dtype = numpy_dtype(buffer.type) if buffer.type else np.dtype(np.uint8)
         return np.frombuffer(buffer.data, dtype=dtype).copy()
 
-    def param(self, index: int) -> object:
-        return self.spec.params[index].value
-
     @property
     def threads(self) -> int:
         grid, block = self.spec.grid, self.spec.block
