@@ -28,7 +28,7 @@ from kernelcheck.commands.exitcodes import (
 from kernelcheck.errors import KernelcheckError
 
 #: Command modules, in the order ``kernelcheck --help`` lists them.
-COMMANDS = ("analyze", "bundle", "graph", "inject", "list", "run", "selftest")
+COMMANDS = ("analyze", "bundle", "emulate", "graph", "inject", "list", "run", "selftest")
 
 EXIT_USAGE_OR_INPUT_ERROR = EXIT_ERROR
 
