@@ -14,7 +14,8 @@ The bundle directory holds:
   ``--limit-mib`` (64 MiB by default), or the script fails naming the largest wheels;
 * ``kernelcheck-*.whl``: the project itself, built with ``pip wheel --no-deps``;
 * ``fixtures/``: the parts of the fixture corpus the self-test reads (expected.toml, ptx/,
-  cubin/);
+  cubin/), and ``tests/conformance/cases/``: the conformance suite's launch files, which the
+  self-test's emulator section also runs on the device;
 * ``run_selftest.sh``: installs from the wheelhouse with ``pip install --no-index`` and runs
   the self-test, as one command.
 
@@ -123,12 +124,18 @@ def build_bundle(out: Path, *, python_version: str = "3.12", skip: Sequence[str]
             shutil.copytree(source, fixtures / part)
         else:
             shutil.copy2(source, fixtures / part)
+    cases = out / "tests" / "conformance" / "cases"
+    if cases.exists():
+        shutil.rmtree(cases)
+    if (project / "tests" / "conformance" / "cases").is_dir():
+        shutil.copytree(project / "tests" / "conformance" / "cases", cases)
     script = out / "run_selftest.sh"
     script.write_text(RUN_SCRIPT)
     script.chmod(0o755)
     sizes = {"wheelhouse": directory_bytes(wheelhouse),
              "project": sum(p.stat().st_size for p in out.glob("kernelcheck-*.whl")),
-             "fixtures": directory_bytes(fixtures),
+             "fixtures": directory_bytes(fixtures) + (directory_bytes(cases)
+                                                       if cases.exists() else 0),
              "wheels": sorted(((p.name, p.stat().st_size) for p in wheelhouse.glob("*.whl")),
                               key=lambda x: -x[1])}
     if sizes["wheelhouse"] > limit_mib * (1 << 20):

@@ -16,22 +16,30 @@ device from the same bytes. The allocations must come back equal byte for byte, 
 A case here is anything with the attributes of
 :class:`~kernelcheck.selftest.cases.Materialized` that this module reads (``ptx``, ``entry``,
 ``regions``, ``emulated``, ``trace``, ``packed``, ``device_params``, ``offsets``, ``case``,
-``shared_bytes``), so launches described by files (a directory of JSON launch files, with
-their memory and the emulator's result) can be fed to :func:`compare_case` as they come.
+``shared_bytes``).
+
+The conformance suite's launch files (``tests/conformance/cases/<group>/<name>.launch.json``
+beside the fixture corpus, docs/launch-files.md) run the same way through
+:func:`compare_launch_file`: on the emulator and twice on the device through the launch-file
+runner (:mod:`kernelcheck.launchfile`), outputs equal byte for byte, or within the tolerance
+the launch file states for instructions the ISA leaves approximate.
 """
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 
+from kernelcheck.errors import KernelcheckError, UnsupportedFeature
 from kernelcheck.selftest.cases import InvalidCase, NotRelocatable, materialize
 from kernelcheck.selftest.context import SectionContext
 from kernelcheck.selftest.device import DeviceCallError, DeviceImage
 from kernelcheck.selftest.results import SectionResult
 
-__all__ = ["APPROXIMATE", "approximate_in", "compare_case", "run", "within_tolerance"]
+__all__ = ["APPROXIMATE", "approximate_in", "compare_case", "compare_launch_file",
+           "conformance_launch_files", "run", "within_tolerance"]
 
 #: Instructions whose results the PTX ISA leaves approximate, with the precision it states
 #: (PTX ISA 9.7.3, "Floating-Point Instructions", each instruction's page) as
@@ -146,8 +154,110 @@ def compare_case(device, mat) -> tuple[str, str]:
                          f"device {first[k][off]:#04x}, emulator {mat.emulated[k][off]:#04x}")
 
 
+def conformance_launch_files(root: Path) -> list[tuple[Path, Path]]:
+    """(PTX, launch file) of every conformance case beside the fixture corpus ``root``.
+
+    ``<name>.launch.json`` runs ``<name>.ptx``; several launch files of one module
+    (``<module>.<kernel>.launch.json``) share ``<module>.ptx``.
+    """
+    cases = root.parent / "tests" / "conformance" / "cases"
+    found = []
+    for launch in sorted(cases.glob("*/*.launch.json")):
+        name = launch.name[: -len(".launch.json")]
+        ptx = launch.with_name(f"{name}.ptx")
+        if not ptx.exists() and "." in name:
+            ptx = launch.with_name(f"{name.split('.', 1)[0]}.ptx")
+        if ptx.exists():
+            found.append((ptx, launch))
+    return found
+
+
+def compare_launch_file(ptx: Path, launch: Path) -> tuple[str, str]:
+    """Run one launch file on the emulator and twice on the device, and compare.
+
+    Returns
+    -------
+    (status, detail)
+        ``equal``; ``approximate`` (the device differs from the emulator only within the
+        tolerances the launch file's expectations state); ``order`` (the two device runs
+        differ: the result depends on thread order); ``unsupported`` (the emulator does not
+        run it); ``not_loadable`` (the device's driver rejects the module); or
+        ``different``, with the first differing buffer and byte.
+    """
+    from kernelcheck.launchfile import (
+        GpuUnavailable,
+        check_expectation,
+        load_launch_file,
+        load_program,
+        run_on_emulator,
+        run_on_gpu,
+    )
+
+    spec = load_launch_file(launch)
+    program = load_program(ptx, spec.kernel)
+    try:
+        emulated = run_on_emulator(program, spec)
+    except UnsupportedFeature as error:
+        return "unsupported", str(error)
+    try:
+        first, second = run_on_gpu(program, spec), run_on_gpu(program, spec)
+    except GpuUnavailable as error:
+        return "not_loadable", str(error)
+    if first == emulated:
+        return "equal", ""
+    if first != second:
+        return "order", "two device runs differ"
+    differing = [name for name in emulated if first.get(name) != emulated[name]]
+    tolerant = {e.buffer: e for e in spec.expectations if e.ulp or e.abs or e.rel}
+    if all(name in tolerant and not check_expectation(tolerant[name], first[name])
+           for name in differing):
+        return "approximate", ", ".join(differing)
+    name = differing[0]
+    at = next(k for k, (a, b) in enumerate(zip(first[name], emulated[name], strict=False))
+              if a != b)
+    return "different", (f"buffer {name} byte {at}: device {first[name][at]:#04x}, emulator "
+                         f"{emulated[name][at]:#04x}")
+
+
+def _run_launch_files(ctx: SectionContext, result: SectionResult) -> None:
+    files = conformance_launch_files(ctx.root)
+    if ctx.quick:
+        files = files[::4]
+    counts = {"equal": 0, "approximate": 0, "order": 0, "different": 0, "unsupported": 0,
+              "not_loadable": 0, "invalid": 0}
+    done = 0
+    for ptx, launch in files:
+        if ctx.out_of_time():
+            result.capped = True
+            break
+        name = f"{launch.parent.name}/{launch.name[: -len('.launch.json')]}"
+        try:
+            status, detail = compare_launch_file(ptx, launch)
+        except KernelcheckError as error:
+            counts["invalid"] += 1
+            result.notes.append(f"launch file {name} not run: {error}")
+            continue
+        done += 1
+        counts[status] += 1
+        if status == "different":
+            result.fail(name, f"emulator and device disagree: {detail}",
+                        f"kernelcheck emulate {ptx} --launch {launch} --backend both")
+        elif status in ("equal", "approximate", "order"):
+            result.passed += 1
+    result.figures["launch_files"] = counts
+    if files:
+        result.notes.append(
+            f"{done} conformance launch files on device and emulator: {counts['equal']} equal, "
+            f"{counts['approximate']} within stated precision, {counts['order']} "
+            f"order-dependent, {counts['different']} different, {counts['unsupported']} not "
+            f"run by the emulator, {counts['not_loadable']} not loadable by the driver")
+    else:
+        result.notes.append("no conformance launch files beside the fixture corpus")
+
+
 def run(ctx: SectionContext) -> SectionResult:
-    """The ``emulator`` section over the fixture instances (see the module docs)."""
+    """The ``emulator`` section over the fixture instances and the conformance suite's
+    launch files (see the module docs)."""
     result = SectionResult("emulator")
     device = ctx.device
     counts = {"equal": 0, "approximate": 0, "order": 0, "different": 0, "invalid": 0,
@@ -207,4 +317,6 @@ def run(ctx: SectionContext) -> SectionResult:
                             f"{', '.join(order[:12])}")
     if result.capped:
         result.notes.append(f"time cap reached after {run_count} of {len(cases)}")
+    else:
+        _run_launch_files(ctx, result)
     return result.finish()
