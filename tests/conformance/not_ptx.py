@@ -1,0 +1,140 @@
+"""Entries of the emulator's dispatch table that no valid PTX instruction has.
+
+The dispatch table (``kernelcheck.emu.dispatch_entries()``) is built as cross products of an
+opcode's types and modifiers, and some of its (opcode, type, modifier) entries name forms the
+PTX ISA does not define: ``setp.lt.b32``, ``cvt.rn.f32.f16``, ``st.const``. No conformance case
+can hold them (a case is PTX that NVIDIA's toolchain accepts), so the coverage test leaves
+them out, each by a :class:`Rule` that says which ISA rule excludes it. Each rule carries
+probe instructions of the excluded shape; ``python -m tests.conformance.generate --ptxas``
+assembles every probe and fails unless ptxas rejects it, so a rule that excludes valid PTX
+does not go unnoticed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+__all__ = ["Rule", "RULES", "excluded"]
+
+Entry = tuple[str, str, str]
+
+_INTS = ("u8", "s8", "u16", "s16", "u32", "s32", "u64", "s64")
+_BITS = {"u8": 8, "s8": 8, "u16": 16, "s16": 16, "u32": 32, "s32": 32, "u64": 64, "s64": 64}
+_FLOAT_RANK = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64}
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A class of entries no PTX instruction has: why (the ISA's rule), which entries, and
+    instructions of that shape that ptxas must reject (registers: %h .b16, %r .b32, %rd .b64,
+    %b .b8, %p .pred, as in the generator's probe kernel)."""
+
+    why: str
+    test: Callable[[str, str, str], bool]
+    probes: tuple[str, ...]
+    target: str = "sm_90a"
+
+
+def _range(t: str) -> tuple[int, int]:
+    bits = _BITS[t]
+    return (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if t[0] == "s" else (0, (1 << bits) - 1)
+
+
+def _cvt_types(types: str) -> tuple[str, str] | None:
+    parts = types.split(".")
+    return (parts[0], parts[1]) if len(parts) == 2 else None
+
+
+def _cvt_sat_cannot_saturate(op: str, types: str, mod: str) -> bool:
+    pair = _cvt_types(types)
+    if op != "cvt" or mod != "sat" or pair is None or not all(p in _BITS for p in pair):
+        return False
+    (dlo, dhi), (slo, shi) = _range(pair[0]), _range(pair[1])
+    return dlo <= slo and shi <= dhi
+
+
+def _cvt_rounding_without_loss(op: str, types: str, mod: str) -> bool:
+    pair = _cvt_types(types)
+    if op != "cvt" or mod not in ("rn", "rz", "rm", "rp") or pair is None:
+        return False
+    d, s = pair
+    if d not in _FLOAT_RANK or s not in _FLOAT_RANK or "bf16" in pair and d != s:
+        return False
+    return _FLOAT_RANK[d] >= _FLOAT_RANK[s]
+
+
+def _cvt_ftz_without_f32(op: str, types: str, mod: str) -> bool:
+    pair = _cvt_types(types)
+    return (op == "cvt" and mod == "ftz" and pair is not None and "f32" not in pair
+            and all(p in _BITS or p in _FLOAT_RANK for p in pair))
+
+
+def _cvt_sat_bf16(op: str, types: str, mod: str) -> bool:
+    pair = _cvt_types(types)
+    return op == "cvt" and mod == "sat" and pair is not None and "bf16" in pair
+
+
+def _compare_source(op: str, types: str) -> str | None:
+    if op == "setp":
+        return types
+    if op == "set" and "." in types:
+        return types.split(".")[1]
+    return None
+
+
+def _bit_type_order(op: str, types: str, mod: str) -> bool:
+    source = _compare_source(op, types)
+    return (source in ("b16", "b32", "b64")
+            and mod in ("lt", "le", "gt", "ge", "lo", "ls", "hi", "hs"))
+
+
+def _signed_unsigned_order(op: str, types: str, mod: str) -> bool:
+    source = _compare_source(op, types)
+    return source in ("s16", "s32", "s64") and mod in ("lo", "ls", "hi", "hs")
+
+
+def _compare_ftz(op: str, types: str, mod: str) -> bool:
+    source = _compare_source(op, types)
+    return source in ("f64", "bf16", "bf16x2") and mod == "ftz"
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("setp/set on a bit-size type compare with eq and ne only (PTX ISA 9.7.4.1, 9.7.4.2: "
+         "the integer comparison operators of each type)", _bit_type_order,
+         ("setp.lt.b32 %p1, %r0, %r1;", "setp.hi.b64 %p1, %rd0, %rd1;",
+          "set.ge.u32.b16 %r3, %h0, %h1;")),
+    Rule("setp/set: lo, ls, hi, hs are the unsigned comparisons; signed types take eq..ge "
+         "(PTX ISA 9.7.4.2)", _signed_unsigned_order,
+         ("setp.lo.s32 %p1, %r0, %r1;", "set.hs.f32.s64 %r3, %rd0, %rd1;")),
+    Rule("setp/set .ftz applies to .f32, .f16 and .f16x2 sources only (PTX ISA 9.7.4.1, "
+         "9.7.4.2, 9.7.4.5, 9.7.4.6)", _compare_ftz,
+         ("setp.lt.ftz.f64 %p1, %rd0, %rd1;", "set.lt.ftz.u32.f64 %r3, %rd0, %rd1;",
+          "setp.lt.ftz.bf16 %p1, %h0, %h1;", "set.lt.ftz.u32.bf16x2 %r3, %r0, %r1;")),
+    Rule("cvt: floating-point rounding is illegal where the conversion loses no precision "
+         "(a float to a wider float or to its own type; PTX ISA 9.7.9.21, \"Floating-point "
+         "rounding is required for float-to-float conversions that result in loss of "
+         "precision ... illegal in all other instances\")", _cvt_rounding_without_loss,
+         ("cvt.rn.f32.f16 %r3, %h0;", "cvt.rz.f64.f32 %rd3, %r0;", "cvt.rm.f32.f32 %r3, %r0;",
+          "cvt.rp.bf16.bf16 %h3, %h0;")),
+    Rule("cvt .ftz flushes single-precision values: it needs an .f32 source or destination "
+         "(PTX ISA 9.7.9.21, \"Subnormal numbers\")", _cvt_ftz_without_f32,
+         ("cvt.rzi.ftz.s32.f64 %r3, %rd0;", "cvt.ftz.f64.f64 %rd3, %rd0;",
+          "cvt.rn.ftz.bf16.f16 %h3, %h0;", "cvt.ftz.f16.f16 %h3, %h0;")),
+    Rule("cvt .sat between integer types where the source's range lies inside the "
+         "destination's: there is nothing to saturate and ptxas rejects the modifier "
+         "(PTX ISA 9.7.9.21, \"Saturation modifier\")", _cvt_sat_cannot_saturate,
+         ("cvt.sat.s32.s16 %r3, %h0;", "cvt.sat.u64.u32 %rd3, %r0;", "cvt.sat.u8.u8 %h3, %h0;")),
+    Rule("cvt .sat does not apply to conversions to or from .bf16 (PTX ISA 9.7.9.21: the "
+         ".bf16 conversions take .relu and .satfinite)", _cvt_sat_bf16,
+         ("cvt.rn.sat.bf16.f32 %h3, %r0;", "cvt.sat.f32.bf16 %r3, %h0;",
+          "cvt.rzi.sat.s32.bf16 %r3, %h0;")),
+)
+
+
+def excluded(entry: Entry) -> Rule | None:
+    """The rule that excludes ``entry``, or None when some valid instruction has it."""
+    for rule in RULES:
+        if rule.test(*entry):
+            return rule
+    return None
