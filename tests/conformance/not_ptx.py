@@ -99,6 +99,27 @@ def _compare_ftz(op: str, types: str, mod: str) -> bool:
     return source in ("f64", "bf16", "bf16x2") and mod == "ftz"
 
 
+_MEMORY = ("ld", "st", "ldu")
+_NARROW = ("b8", "u8", "s8", "b16", "u16", "s16")
+_WIDE = ("b64", "u64", "s64", "f64")
+
+
+def _l2_eviction_narrow(op: str, types: str, mod: str) -> bool:
+    return op in ("ld", "st") and types in _NARROW and mod.startswith("L2::evict_")
+
+
+def _store_prefetch(op: str, types: str, mod: str) -> bool:
+    return op == "st" and mod in ("L2::64B", "L2::128B", "L2::256B")
+
+
+def _store_const_or_entry(op: str, types: str, mod: str) -> bool:
+    return op == "st" and mod in ("const", "param::entry")
+
+
+def _ldu_v4_wide(op: str, types: str, mod: str) -> bool:
+    return op == "ldu" and types in _WIDE and mod == "v4"
+
+
 RULES: tuple[Rule, ...] = (
     Rule("setp/set on a bit-size type compare with eq and ne only (PTX ISA 9.7.4.1, 9.7.4.2: "
          "the integer comparison operators of each type)", _bit_type_order,
@@ -129,6 +150,27 @@ RULES: tuple[Rule, ...] = (
          ".bf16 conversions take .relu and .satfinite)", _cvt_sat_bf16,
          ("cvt.rn.sat.bf16.f32 %h3, %r0;", "cvt.sat.f32.bf16 %r3, %h0;",
           "cvt.rzi.sat.s32.bf16 %r3, %h0;")),
+)
+
+
+RULES += (
+    Rule("ld/st .L2::evict_normal/_first/_last apply to 256-bit accesses only (.v8 of a 32-bit "
+         "type, .v4 of a 64-bit type; PTX ISA 9.7.9.8, 9.7.9.10 \"Qualifier "
+         ".level2::eviction_priority is supported if ...\"): 8- and 16-bit types cannot have "
+         "them", _l2_eviction_narrow,
+         ("ld.global.L2::evict_first.u8 %h3, [%rd2];",
+          "st.global.L2::evict_last.v8.b16 [%rd2], {%h0, %h0, %h0, %h0, %h0, %h0, %h0, %h0};"),
+         target="sm_100a"),
+    Rule("st has no prefetch size: .L2::64B/128B/256B are .level::prefetch_size of ld "
+         "(PTX ISA 9.7.9.10 syntax)", _store_prefetch,
+         ("st.global.L2::128B.b32 [%rd2], %r0;",)),
+    Rule("st cannot write .const memory or kernel parameters: \"Stores to const memory are "
+         "illegal\" and st's state spaces are .global, .local, .param{::func}, .shared "
+         "(PTX ISA 9.7.9.10)", _store_const_or_entry,
+         ("st.const.b32 [%rd2], %r0;", "st.param::entry.b32 [out], %r0;")),
+    Rule("ldu vectors hold at most 128 bits: no .v4 of 64-bit elements (PTX ISA 9.7.9.9; "
+         "ptxas: \"Vector type too large, exceeds 128 bit limit\")", _ldu_v4_wide,
+         ("ldu.global.v4.b64 {%rd0, %rd1, %rd2, %rd3}, [%rd2];",)),
 )
 
 

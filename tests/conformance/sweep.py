@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -70,6 +71,8 @@ KINDS: dict[str, Kind] = {
     "f64": Kind("f64", 1, "%d64", "b64"),
     "f16x2": Kind("f16", 2, "%d32", "b32"),
     "bf16x2": Kind("bf16", 2, "%d32", "b32"),
+    # 32 bytes the form stores itself, at [{o}+0] .. [{o}+31] (zero where it stores nothing)
+    "x32": Kind("u32", 8, "", ""),
 }
 
 _WIDTH = {"u8": 8, "u16": 16, "s16": 16, "f16": 16, "bf16": 16, "u32": 32, "s32": 32,
@@ -79,15 +82,22 @@ _WIDTH = {"u8": 8, "u16": 16, "s16": 16, "f16": 16, "bf16": 16, "u32": 32, "s32"
 @dataclass(frozen=True)
 class Operand:
     """An input buffer of the cross product: its name (also the register stem), its
-    launch-file type and its values as the launch file writes them."""
+    launch-file type and its values as the launch file writes them. With ``row`` > 1 a
+    thread's operand is ``row`` consecutive values (its registers hold the first; the
+    row's address is in ``%a_addr``)."""
 
     name: str
     type: str
     values: tuple
+    row: int = 1
 
     @property
     def bits(self) -> int:
         return _WIDTH[self.type]
+
+    @property
+    def count(self) -> int:
+        return len(self.values) // self.row
 
 
 @dataclass(frozen=True)
@@ -95,7 +105,7 @@ class Thread:
     """What a form's function sees: the operands' bit patterns (unsigned, of the buffer's
     width) and the thread's index in the cross product."""
 
-    a: int
+    a: int   # a row operand: its values as one little-endian integer
     b: int
     c: int
     i: int
@@ -146,7 +156,7 @@ class Sweep:
 
     @property
     def threads(self) -> int:
-        return math.prod(len(o.values) for o in self.operands)
+        return math.prod(o.count for o in self.operands)
 
     def kinds(self) -> list[str]:
         return sorted({f.kind for f in self.forms})
@@ -191,7 +201,7 @@ class Sweep:
             "    .reg .b32 %r<32>;",
             "    .reg .b32 %d32, %gi, %gt, %ix" + "".join(f", %{s}32" for s in stems) + ";",
             "    .reg .b64 %rd<32>;",
-            "    .reg .b64 %d64, %ad_" + "".join(f", %{s}64" for s in stems)
+            "    .reg .b64 %d64, %ad_" + "".join(f", %{s}64, %{s}_addr" for s in stems)
             + "".join(f", %o_{k}" for k in kinds) + ";",
         ]
         lines.append("    .reg .b8 %d8, %x8" + "".join(f", %{s}8" for s in stems) + ";")
@@ -207,15 +217,15 @@ class Sweep:
         ]
         stride = 1
         for operand in self.operands:
-            count = len(operand.values)
+            count = operand.count
             s, w = operand.name, operand.bits
             lines.append(f"    // {s} = {s}[(i / {stride}) % {count}]")
             lines.append(f"    div.u32 %ix, %gi, {stride};")
             lines.append(f"    rem.u32 %ix, %ix, {count};")
-            lines.append(f"    mul.wide.u32 %rd0, %ix, {w // 8};")
-            lines.append(f"    ld.param.u64 %ad_, [{s}];")
-            lines.append("    add.s64 %ad_, %ad_, %rd0;")
-            lines.append(f"    ld.global.b{w} %{s}{w}, [%ad_];")
+            lines.append(f"    mul.wide.u32 %rd0, %ix, {w // 8 * operand.row};")
+            lines.append(f"    ld.param.u64 %{s}_addr, [{s}];")
+            lines.append(f"    add.s64 %{s}_addr, %{s}_addr, %rd0;")
+            lines.append(f"    ld.global.b{w} %{s}{w}, [%{s}_addr];")
             for other in (16, 32, 64):
                 if other != w:
                     lines.append(f"    cvt.u{other}.u{w} %{s}{other}, %{s}{w};")
@@ -233,8 +243,14 @@ class Sweep:
             kind = KINDS[form.kind]
             if form.note:
                 lines.append(f"    // {form.note}")
-            lines.append(_indent(form.code.replace("{d}", kind.register)))
             offset = slot * n * kind.slot_bytes
+            code = form.code.replace("{d}", kind.register)
+            code = re.sub(r"\{o\}(\+(\d+))?",
+                          lambda m, k=form.kind, at=offset: f"%o_{k}+{at + int(m.group(2) or 0)}",
+                          code)
+            lines.append(_indent(code))
+            if form.kind == "x32":
+                continue
             if form.kind == "pred":
                 lines.append("    selp.u16 %d16, 1, 0, %dp;")
                 lines.append(f"    st.global.u8 [%o_pred+{offset}], %d16;")
@@ -278,7 +294,8 @@ class Sweep:
     def expected(self, inputs: Inputs) -> dict[str, Expected]:
         n = self.threads
         names = [o.name for o in self.operands]
-        columns = [[int(v) for v in _unsigned(inputs[name])] for name in names]
+        columns = [_rows([int(v) for v in _unsigned(inputs[o.name])], o)
+                   for o in self.operands]
         crossed = _cross(columns, n) + [[0] * n] * (3 - len(names))
         threads = [Thread(a, b, c, i) for i, (a, b, c) in enumerate(zip(*crossed, strict=True))]
         values: dict[str, list[int]] = {k: [] for k in self.kinds()}
@@ -314,6 +331,14 @@ def _lanes(result, kind: Kind) -> list[int | None]:
         return [None] * kind.lanes
     mask = (1 << kind.lane_bits) - 1
     return [(int(result) >> (kind.lane_bits * k)) & mask for k in range(kind.lanes)]
+
+
+def _rows(values: list[int], operand: Operand) -> list[int]:
+    """The buffer's values grouped ``row`` at a time into little-endian integers."""
+    if operand.row == 1:
+        return values
+    return [sum(values[r * operand.row + k] << (operand.bits * k) for k in range(operand.row))
+            for r in range(len(values) // operand.row)]
 
 
 def _unsigned(array: np.ndarray) -> np.ndarray:
