@@ -153,6 +153,31 @@ RULES: tuple[Rule, ...] = (
 )
 
 
+def _atomic_f32_min_max(op: str, types: str, mod: str) -> bool:
+    return op in ("atom", "red") and types == "f32" and mod in ("min", "max")
+
+
+def _atomic_s64_add(op: str, types: str, mod: str) -> bool:
+    return op in ("atom", "red") and types == "s64" and mod == "add"
+
+
+def _atomic_b16_hint(op: str, types: str, mod: str) -> bool:
+    return op == "atom" and types == "b16" and mod == "L2::cache_hint"
+
+
+RULES += (
+    Rule("atom/red .min and .max are integer operations, and floating-point ones only on the "
+         "half types in vector form: there is no .min/.max.f32 (PTX ISA 9.7.12.5, 9.7.12.6)",
+         _atomic_f32_min_max,
+         ("atom.global.min.f32 %r3, [%rd2], %r0;", "red.global.max.f32 [%rd2], %r0;")),
+    Rule("atom/red .add takes .u32, .s32, .u64 and the float types, not .s64 (PTX ISA "
+         "9.7.12.5, 9.7.12.6; a 64-bit two's-complement add is .u64)", _atomic_s64_add,
+         ("atom.global.add.s64 %rd3, [%rd2], %rd0;", "red.global.add.s64 [%rd2], %rd0;")),
+    Rule("atom on .b16 is .cas only, and .cas takes no cache policy (PTX ISA 9.7.12.5 "
+         "syntax: atom.cas.b16 d, [a], b, c)", _atomic_b16_hint,
+         ("atom.global.cas.L2::cache_hint.b16 %h3, [%rd2], %h0, %h1, %rd1;",)),
+)
+
 RULES += (
     Rule("ld/st .L2::evict_normal/_first/_last apply to 256-bit accesses only (.v8 of a 32-bit "
          "type, .v4 of a 64-bit type; PTX ISA 9.7.9.8, 9.7.9.10 \"Qualifier "
