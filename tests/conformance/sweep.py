@@ -138,6 +138,7 @@ class Sweep:
     extra_params: Sequence[tuple[str, dict]] = ()   # (.param declaration, launch entry)
     extra_buffers: dict = field(default_factory=dict)
     block: int = 128
+    tolerance: dict = field(default_factory=dict)   # ulp/abs/rel of every float buffer
 
     def split(self, name: str, test: Callable[[Form], bool], summary: str) -> Sweep:
         """Move the forms ``test`` picks into a new sweep over the same operands, so that a
@@ -148,7 +149,7 @@ class Sweep:
         self.forms = [f for f in self.forms if not test(f)]
         return Sweep(self.group, name, summary, self.operands, taken, self.target,
                      self.version, self.decls, self.locals, self.setup, self.extra_params,
-                     dict(self.extra_buffers), self.block)
+                     dict(self.extra_buffers), self.block, dict(self.tolerance))
 
     @property
     def case_id(self) -> str:
@@ -315,8 +316,9 @@ class Sweep:
             array = raw.view(view) if view else raw
             is_float = kind.buffer_type in ("f16", "bf16", "f32", "f64")
             mask = np.array(unknown[k])
+            tolerance = self.tolerance if is_float else {}
             out[f"o_{k}"] = Expected(array, nan="any" if is_float else "exact",
-                                     unspecified=mask if mask.any() else None)
+                                     unspecified=mask if mask.any() else None, **tolerance)
         return out
 
 

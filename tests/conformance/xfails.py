@@ -18,6 +18,21 @@ XFAILS: dict[str, str] = {
                        "(results are rounded to nearest)",
     "float/f64_modes": "add, mul and fma .f64 ignore the directed rounding modes .rz, .rm, .rp",
     "float/fma_f64": "fma.rn.f64 is not fused: a * b is rounded before c is added",
+    "float/gen_mad_f32_directed": "mad.rm.f32 gives +0.0 for an exact zero sum of opposite "
+                                  "signs, which rounds to -0.0 toward negative infinity (IEEE "
+                                  "754 6.3)",
+    "float/gen_mad_f64_directed": "mad.f64 ignores the directed rounding modes .rz, .rm, .rp",
+    "float/gen_sub_f64_directed": "sub.rm.f64 gives +0.0 for x - x, which is -0.0 rounding "
+                                  "toward negative infinity (IEEE 754 6.3)",
+    "float/gen_f64_directed": "div, rcp and sqrt .f64 ignore .rz/.rm/.rp: overflow gives "
+                              "infinity instead of the largest finite value, inexact quotients "
+                              "and roots are rounded to nearest",
+    "float/gen_approx_ex2_bf16_ftz": "ex2.approx.ftz.bf16/bf16x2 keep subnormal results instead "
+                                     "of flushing them to zero",
+    "float/gen_approx_rsqrt_ftz_f64": "rsqrt.approx.ftz.f64 is not supported",
+    "float/gen_approx_rcp_f64": "rcp.approx.ftz.f64 computes 1/a from the whole operand: the "
+                                "lower word is not zero, subnormal inputs and results are not "
+                                "flushed",
     # -- convert
     "convert/float_s64": "float-to-s64 conversions of values at or above 2^63 (+inf included) "
                          "give 0 instead of INT64_MAX",
