@@ -165,6 +165,35 @@ def _atomic_b16_hint(op: str, types: str, mod: str) -> bool:
     return op == "atom" and types == "b16" and mod == "L2::cache_hint"
 
 
+def _cvta_u32(op: str, types: str, mod: str) -> bool:
+    return op == "cvta" and types == "u32"
+
+
+def _bar_aligned(op: str, types: str, mod: str) -> bool:
+    return op == "bar" and mod == "aligned"
+
+
+def _reduction_sync(op: str, types: str, mod: str) -> bool:
+    return op in ("bar", "barrier") and types in ("u32", "pred") and mod == "sync"
+
+
+RULES += (
+    Rule("bar takes no .aligned: bar{.cta}.sync is barrier{.cta}.sync.aligned, and bar.red is "
+         "always aligned (PTX ISA 9.7.13.1)", _bar_aligned,
+         ("bar.sync.aligned 0;", "bar.red.popc.aligned.u32 %r3, 1, %p0;")),
+    Rule("the reductions of bar/barrier are .red, not .sync: barrier{.cta}.red.op{.aligned}."
+         "type d, a{, b}, {!}c (PTX ISA 9.7.13.1); a .u32 or .pred type names a reduction",
+         _reduction_sync,
+         ("barrier.red.sync.popc.u32 %r3, 1, %p0;", "bar.red.sync.and.pred %p1, 1, %p0;")),
+)
+
+RULES += (
+    Rule("cvta .u32 converts 32-bit addresses: \"the source and destination addresses must be "
+         "the same size\" as the program's (PTX ISA 9.7.9.20), and ptxas no longer assembles "
+         "32-bit addressing (\"32-Bit compilation is no longer supported\")", _cvta_u32,
+         ("cvta.shared.u32 %r3, %r0;", "cvta.to.global.u32 %r3, %r0;")),
+)
+
 RULES += (
     Rule("atom/red .min and .max are integer operations, and floating-point ones only on the "
          "half types in vector form: there is no .min/.max.f32 (PTX ISA 9.7.12.5, 9.7.12.6)",

@@ -330,3 +330,50 @@ for _t in TYPES:
         if _n * _BITS[_t] <= 128:
             ldu.forms.append(_load_form(_t, f"ldu.global.v{_n}.{{t}} {{r}}, [%a_addr];", _n))
 register(ldu)
+
+# -- cp.async ---------------------------------------------------------------------------
+
+_ASYNC_SETUP = ("createpolicy.fractional.L2::evict_last.b64 %rd23, 1.0;\n"
+                "mov.u64 %rd20, sbuf;\nmul.wide.u32 %rd1, %gt, 32;\nadd.s64 %rd20, %rd20, %rd1;")
+
+
+def _copy_form(instruction: str, size: int, wait: str = "cp.async.wait_group 0;") -> Form:
+    """Copy the row's first ``size`` bytes to shared memory asynchronously, wait, and store
+    the slot's 32 bytes (zeroed first) to the output."""
+    code = ("st.shared.v2.b64 [%rd20], {%rd30, %rd30};\n"
+            "st.shared.v2.b64 [%rd20+16], {%rd30, %rd30};\n"
+            f"{instruction}\ncp.async.commit_group;\n{wait}\n"
+            "ld.shared.v2.b64 {%rd1, %rd2}, [%rd20];\nld.shared.v2.b64 {%rd3, %rd4}, [%rd20+16];\n"
+            "st.global.v2.b64 [{o}], {%rd1, %rd2};\nst.global.v2.b64 [{o}+16], {%rd3, %rd4};")
+    return Form("x32", code, lambda th: _stored(_row(th), "b8", size))
+
+
+cp_async = Sweep("memory", "gen_cp_async",
+                 "cp.async with .ca and .cg, every prefetch size and a cache hint, waited for "
+                 "with cp.async.wait_group and cp.async.wait_all (PTX ISA 9.7.9.25.3).",
+                 [_ROW_OPERAND], locals=f".shared .align 32 .b8 sbuf[{32 * THREADS}];",
+                 setup=_ASYNC_SETUP + "\nmov.b64 %rd30, 0;")
+cp_async.forms += [
+    _copy_form("cp.async.ca.shared::cta.global.L2::64B [%rd20], [%a_addr], 4;", 4),
+    _copy_form("cp.async.ca.shared.global.L2::128B [%rd20], [%a_addr], 8;", 8),
+    _copy_form("cp.async.cg.shared.global.L2::256B [%rd20], [%a_addr], 16;", 16),
+    _copy_form("cp.async.cg.shared.global.L2::cache_hint [%rd20], [%a_addr], 16, %rd23;", 16),
+    _copy_form("cp.async.ca.shared::cta.global.L2::cache_hint.L2::128B [%rd20], [%a_addr], 16, "
+               "%rd23;", 16, "cp.async.wait_all;"),
+]
+register(cp_async)
+
+bulk = Sweep("memory", "gen_cp_async_bulk",
+             "cp.async.bulk from shared to global memory with .bulk_group, committed and "
+             "waited for with .read and in full; fence.proxy.async makes the shared stores "
+             "visible to it (PTX ISA 9.7.9.25.4.1, 9.7.9.25.4.2, 9.7.13.4).",
+             [_ROW_OPERAND], locals=f".shared .align 32 .b8 sbuf[{32 * THREADS}];",
+             setup=_ASYNC_SETUP)
+bulk.forms.append(Form(
+    "x32", "ld.global.v2.b64 {%rd1, %rd2}, [%a_addr];\nld.global.v2.b64 {%rd3, %rd4}, "
+           "[%a_addr+16];\nst.shared.v2.b64 [%rd20], {%rd1, %rd2};\n"
+           "st.shared.v2.b64 [%rd20+16], {%rd3, %rd4};\nfence.proxy.async.shared::cta;\n"
+           "cp.async.bulk.global.shared::cta.bulk_group [{o}], [%rd20], 32;\n"
+           "cp.async.bulk.commit_group;\ncp.async.bulk.wait_group.read 0;\n"
+           "cp.async.bulk.wait_group 0;", lambda th: _stored(_row(th), "b8", 32)))
+register(bulk)
