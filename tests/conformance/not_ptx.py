@@ -177,6 +177,27 @@ def _reduction_sync(op: str, types: str, mod: str) -> bool:
     return op in ("bar", "barrier") and types in ("u32", "pred") and mod == "sync"
 
 
+def _mma_f16_d_f32_c(op: str, types: str, mod: str) -> bool:
+    return op == "mma" and types == "f16.f16.f16.f32"
+
+
+def _mma_m16n8_mixed(op: str, types: str, mod: str) -> bool:
+    return (op == "mma" and types == "f32.f16.f16.f16"
+            and mod in ("m16n8k8", "m16n8k16"))
+
+
+RULES += (
+    Rule("mma with an .f32 C needs an .f32 D (PTX ISA 9.7.14.5.14: the .f16 forms' "
+         ".dtype/.ctype pairs; ptxas: \".dtype must be '.f32' when .ctype is '.f32'\")",
+         _mma_f16_d_f32_c,
+         ("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f32 {%r0, %r1}, "
+          "{%r0, %r1, %r0, %r1}, {%r0, %r1}, {%r0, %r1, %r0, %r1};",)),
+    Rule("mma .m16n8k8/.m16n8k16 on .f16 take a D of C's type; an .f32 D with an .f16 C "
+         "exists for .m8n8k4 only (PTX ISA 9.7.14.5.14)", _mma_m16n8_mixed,
+         ("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f16 {%r0, %r1, %r0, %r1}, "
+          "{%r0, %r1, %r0, %r1}, {%r0, %r1}, {%r0, %r1};",)),
+)
+
 RULES += (
     Rule("bar takes no .aligned: bar{.cta}.sync is barrier{.cta}.sync.aligned, and bar.red is "
          "always aligned (PTX ISA 9.7.13.1)", _bar_aligned,

@@ -109,6 +109,7 @@ class Thread:
     b: int
     c: int
     i: int
+    a_all: tuple = ()   # every thread's a, in thread order (for warp-wide operations)
 
 
 @dataclass(frozen=True)
@@ -298,7 +299,9 @@ class Sweep:
         columns = [_rows([int(v) for v in _unsigned(inputs[o.name])], o)
                    for o in self.operands]
         crossed = _cross(columns, n) + [[0] * n] * (3 - len(names))
-        threads = [Thread(a, b, c, i) for i, (a, b, c) in enumerate(zip(*crossed, strict=True))]
+        every_a = tuple(crossed[0])
+        threads = [Thread(a, b, c, i, every_a)
+                   for i, (a, b, c) in enumerate(zip(*crossed, strict=True))]
         values: dict[str, list[int]] = {k: [] for k in self.kinds()}
         unknown: dict[str, list[bool]] = {k: [] for k in self.kinds()}
         for form in self.forms:
