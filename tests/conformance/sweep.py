@@ -20,6 +20,13 @@ Results go to one output buffer per result kind (``o_u32``, ``o_f16x2``, ...): t
 the k-th form of a kind for thread i is element ``k n + i`` (``n`` threads), ``lanes``
 elements wide for the packed kinds. A function returns the result's bits (all lanes packed,
 lane 0 lowest), None when the ISA leaves the result open, or a tuple of per-lane values.
+Float buffers compare NaN as any NaN, and within the sweep's ``tolerance`` if it has one.
+
+A form of kind ``x32`` stores its 32-byte result itself, at ``[{o}]`` .. ``[{o}+31]`` (the
+generator writes the slot's address; bytes it leaves alone stay zero). An operand with
+``row`` > 1 gives each thread several consecutive values (its registers hold the first, its
+address is ``%a_addr``); a function sees the whole row as one integer, and ``Thread.a_all``
+holds every thread's, for warp-wide instructions.
 """
 
 from __future__ import annotations

@@ -79,6 +79,9 @@ XFAILS: dict[str, str] = {
                            "register of the same name: the two are merged",
     "registers/bare_names": "register names without '%' are read as symbols (not a valid "
                             "destination) and rejected in a predicate pair (d|p)",
+    "registers/declaration_lists": "a .reg list mixing a parameterized name (%r<4>) with plain "
+                                   "names declares only the parameterized ones (undeclared "
+                                   "register %x)",
     "registers/vectors": "the PTX front end rejects vector-register components (%v.x)",
     "registers/warp_size": "the constant WARP_SZ is not supported",
 }
