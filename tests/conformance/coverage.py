@@ -9,8 +9,10 @@ the coverage test can list every supported entry no case exercises.
 
 Some instructions carry several type suffixes (``cvt.rn.f32.s32``, ``mma....f32.f16.f16.f32``)
 or a dotted opcode (``cp.async``, ``bar.warp.sync``), and the dispatch table may name either
-type as *the* type. So an instruction yields the entries of every reading: each of its types
-as the type with the others as modifiers, and the opcode extended by its first modifiers. The
+type, or all of them joined (``"f32.s32"``), as *the* type. So an instruction yields the
+entries of every reading: each of its types as the type with the others as modifiers, all its
+types joined in order with the other suffixes as modifiers, and the opcode extended by its
+first modifiers. The
 set is a superset of any single reading, which is what coverage needs: an entry counts as
 covered when some case instruction can be read as it.
 """
@@ -30,7 +32,7 @@ __all__ = ["TYPE_SUFFIXES", "instruction_entries", "module_entries", "ptx_entrie
 TYPE_SUFFIXES = frozenset(
     """s8 s16 s32 s64 u8 u16 u32 u64 b8 b16 b32 b64 b128 f16 f16x2 bf16 bf16x2 f32 f64 tf32
     e4m3 e5m2 e4m3x2 e5m2x2 e4m3x4 e5m2x4 e2m1x2 e2m1x4 e2m3x2 e3m2x2 e2m3x4 e3m2x4 ue8m0x2
-    pred s16x2 u16x2 f32x2 s4 u4 b1 f64x2""".split()
+    pred s16x2 u16x2 f32x2 s4 u4 s2 u2 b1 f64x2""".split()
 )
 #: How many leading modifiers may belong to a dotted opcode (cp.async.bulk.tensor).
 _DOTTED_OPCODE_PARTS = 3
@@ -58,6 +60,12 @@ def instruction_entries(opcode: str, modifiers: Iterable[str]) -> frozenset[Entr
             others = [m for m in rest if m != type_name]
             entries.add((name, type_name, ""))
             entries.update((name, type_name, m) for m in others)
+        if len(types) > 1:
+            # All the types joined in their written order (cvt.rn.f32.s32 as "f32.s32"),
+            # with the other suffixes as modifiers.
+            joined = ".".join(types)
+            entries.add((name, joined, ""))
+            entries.update((name, joined, m) for m in rest if m not in TYPE_SUFFIXES)
     return frozenset(entries)
 
 

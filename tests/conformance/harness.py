@@ -3,7 +3,9 @@
 A case is ``cases/<group>/<name>.ptx`` with ``<name>.launch.json`` beside it. What its output
 buffers must hold comes from the launch file's ``expect`` (hand-checked constants, or values
 computed by gcc for the cases under cases/cuda) and/or from the reference registered for
-``<group>/<name>`` (reference/*.py); a case with neither is an error, not a pass.
+``<group>/<name>`` (reference/*.py); a case with neither is an error, not a pass. A case
+registered with ``expect_failure`` (a kernel that executes ``trap``) must instead end in a
+launch failure naming the given text.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import numpy as np
 
 from kernelcheck.launchfile import (
     Expectation,
+    LaunchFailed,
     LaunchSpec,
     Mismatch,
     check_expectation,
@@ -26,7 +29,7 @@ from kernelcheck.launchfile import (
 )
 from kernelcheck.launchfile.values import type_width
 from tests.conformance import reference as reference_package
-from tests.conformance.reference.registry import REFERENCES, Expected, Inputs
+from tests.conformance.reference.registry import FAILURES, REFERENCES, Expected, Inputs
 
 CASES = Path(__file__).resolve().parent / "cases"
 
@@ -82,6 +85,9 @@ def expectations(case: Case, spec: LaunchSpec) -> list[tuple[Expectation, np.nda
 def run_case(case: Case) -> list[Mismatch]:
     """Run the case on the emulator and return every element that is not as expected."""
     spec = load_launch_file(case.launch)
+    load_references()
+    if case.id in FAILURES:
+        return _run_failing(case, spec, FAILURES[case.id])
     checks = expectations(case, spec)
     program = load_program(case.ptx, spec.kernel)
     outputs = run_launch(program, spec, "emulator")
@@ -92,6 +98,18 @@ def run_case(case: Case) -> list[Mismatch]:
             expectation = _ignoring(expectation, unspecified, found)
         mismatches += check_expectation(expectation, found)
     return mismatches
+
+
+def _run_failing(case: Case, spec: LaunchSpec, text: str) -> list[Mismatch]:
+    """A case whose kernel must fail (trap): the launch must end in an error naming ``text``."""
+    program = load_program(case.ptx, spec.kernel)
+    try:
+        run_launch(program, spec, "emulator")
+    except LaunchFailed as error:
+        if text in str(error):
+            return []
+        return [Mismatch("<launch>", 0, 0, f"a failure naming {text!r}", str(error))]
+    return [Mismatch("<launch>", 0, 0, f"a failure naming {text!r}", "the kernel completed")]
 
 
 def _ignoring(expectation: Expectation, unspecified: np.ndarray, found: bytes) -> Expectation:

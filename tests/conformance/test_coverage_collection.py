@@ -22,6 +22,15 @@ def test_every_type_of_a_conversion_can_be_the_type():
     assert ("cvt.rn.f16x2", "f32", "") not in entries  # a type never joins the opcode
 
 
+def test_all_types_joined_is_a_reading():
+    # the dispatch table may name an instruction's types joined, in their written order
+    entries = instruction_entries("cvt", ("rn", "f32", "s32"))
+    assert {("cvt", "f32.s32", ""), ("cvt", "f32.s32", "rn")} <= entries
+    assert ("cvt", "s32.f32", "") not in entries
+    pack = instruction_entries("cvt", ("pack", "sat", "u2", "s32", "b32"))
+    assert ("cvt", "u2.s32.b32", "pack") in pack
+
+
 def test_dotted_opcodes_and_vectors():
     entries = instruction_entries("cp", ("async", "ca", "shared", "global"))
     assert {("cp.async", "", "ca"), ("cp.async", "", "shared"), ("cp", "", "async"),

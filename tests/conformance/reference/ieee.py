@@ -8,7 +8,10 @@ rounding bug with the emulator. PTX ISA 8.6 / 9.7.3 "Floating-Point Instructions
 (toward +inf); ``.rna`` (nearest, ties away from zero) is that of ``cvt.rna.tf32.f32``.
 
 A :class:`Format` is a sign, ``exponent_bits`` and ``mantissa_bits``; ``ieee=False`` marks
-OCP FP8 E4M3 (no infinities, S.1111.111 is NaN, largest finite 448).
+OCP FP8 E4M3 (no infinities, S.1111.111 is NaN, largest finite 448), ``finite=True`` the OCP
+FP6 and FP4 formats E2M3, E3M2 and E2M1, in which every pattern is a number (no infinities,
+no NaN; PTX ISA 5.2.5.2 "Alternate floating point data formats"). The PTX conversions to these
+always saturate (``.satfinite``), so rounding to them clamps to the largest finite value.
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-__all__ = ["Format", "F16", "BF16", "TF32", "F32", "F64", "E4M3", "E5M2", "NAN", "value_of",
+__all__ = ["Format", "F16", "BF16", "TF32", "F32", "F64", "E4M3", "E5M2", "E2M1", "E2M3",
+           "E3M2", "NAN", "value_of",
            "round_to", "is_nan", "is_inf", "canonical_nan", "Value"]
 
 
@@ -27,6 +31,7 @@ class Format:
     exponent_bits: int
     mantissa_bits: int
     ieee: bool = True  # False: E4M3, with no infinities and one NaN pattern per sign
+    finite: bool = False  # True: E2M1, E2M3, E3M2, every pattern a finite number
 
     @property
     def width(self) -> int:
@@ -43,7 +48,10 @@ class Format:
 
     @property
     def max_finite(self) -> Fraction:
-        if self.ieee:
+        if self.finite:
+            top = (1 << self.exponent_bits) - 1
+            mantissa = (1 << self.mantissa_bits) - 1
+        elif self.ieee:
             top = (1 << self.exponent_bits) - 2
             mantissa = (1 << self.mantissa_bits) - 1
         else:  # E4M3: exponent field all ones is used, mantissa all ones is NaN
@@ -60,6 +68,9 @@ F32 = Format("f32", 8, 23)
 F64 = Format("f64", 11, 52)
 E4M3 = Format("e4m3", 4, 3, ieee=False)
 E5M2 = Format("e5m2", 5, 2)
+E2M1 = Format("e2m1", 2, 1, finite=True)
+E2M3 = Format("e2m3", 2, 3, finite=True)
+E3M2 = Format("e3m2", 3, 2, finite=True)
 
 
 class _Nan:
@@ -101,7 +112,9 @@ def value_of(bits: int, fmt: Format) -> Value:
     exponent = (bits >> fmt.mantissa_bits) & ((1 << fmt.exponent_bits) - 1)
     mantissa = bits & ((1 << fmt.mantissa_bits) - 1)
     top = (1 << fmt.exponent_bits) - 1
-    if fmt.ieee and exponent == top:
+    if fmt.finite:
+        pass
+    elif fmt.ieee and exponent == top:
         if mantissa:
             return NAN
         return -math.inf if sign else math.inf
@@ -133,7 +146,11 @@ def round_to(value: Value, fmt: Format, mode: str = "rn", *, ftz: bool = False,
     """
     sign_bit = 1 << (fmt.width - 1)
     if value is NAN:
+        if fmt.finite:
+            raise ValueError(f"{fmt.name} has no NaN")
         return canonical_nan(fmt) if fmt.ieee else (1 << (fmt.width - 1)) - 1
+    if fmt.finite:
+        satfinite = True
     if isinstance(value, float):
         if math.isinf(value):
             sign = sign_bit if value < 0 else 0

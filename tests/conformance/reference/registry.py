@@ -16,7 +16,7 @@ import numpy as np
 from kernelcheck.launchfile import LaunchSpec
 from kernelcheck.launchfile.values import numpy_dtype
 
-__all__ = ["REFERENCES", "reference", "Inputs", "Expected"]
+__all__ = ["REFERENCES", "FAILURES", "reference", "expect_failure", "Inputs", "Expected"]
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,17 @@ def reference(case_id: str) -> Callable[[ReferenceFunction], ReferenceFunction]:
         return function
 
     return register
+
+
+#: case id -> text the kernel's failure must contain (cases whose launch must fail: trap)
+FAILURES: dict[str, str] = {}
+
+
+def expect_failure(case_id: str, text: str) -> None:
+    """Record that running ``case_id`` must fail with an error naming ``text``."""
+    if case_id in FAILURES or case_id in REFERENCES:
+        raise ValueError(f"two expectations for {case_id}")
+    FAILURES[case_id] = text
 
 
 class Inputs:
