@@ -37,6 +37,7 @@ import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from kernelcheck.analysis.bases import base_param, narrowing_base
 from kernelcheck.analysis.describe import byte_range_text
 from kernelcheck.analysis.lower import ProgramBuilder, affine_form, apply_guards
 from kernelcheck.analysis.semantics import is_memory_value
@@ -161,11 +162,8 @@ def _commuting_atomics(a: SymbolicAccess, b: SymbolicAccess) -> bool:
 
 @lru_cache(maxsize=8192)
 def _base(address: Term) -> Param | None:
-    """The pointer parameter an address is based on (a 64-bit Param summand)."""
-    inner = address.arg if type(address) is Wrap else address
-    parts = inner.args if type(inner) is Add else (inner,)
-    found = [p for p in parts if type(p) is Param and p.size == 8]
-    return found[0] if len(found) == 1 else None
+    """The pointer parameter an address is named after (:func:`base_param`)."""
+    return base_param(address)
 
 
 def _residue(t) -> tuple[int, int]:
@@ -326,7 +324,10 @@ def analyze_kernel(module: Module, function: Function) -> KernelSummary:
         guarded = apply_guards(a.address, a.guard, guard_cache)
         guarded_of.append(guarded)
         addr_slot = builder.slot(guarded)
-        base = _base(a.address)
+        # Only a base the in-bounds assumption can be tied to may bound the access by its
+        # allocation at launch (kernelcheck.analysis.bases); the record names no base
+        # otherwise, so an opaque offset leaves the bytes unknown.
+        base = narrowing_base(a.address)
         indirect = contains(guarded, lambda t: type(t) is Opaque)
         const_slot, atoms = -1, ()
         form = affine_form(guarded)

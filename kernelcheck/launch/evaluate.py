@@ -416,10 +416,16 @@ def _byte_set(check: LaunchCheck, k: int, vals, params: bytes, allocations):
             if start <= base < start + size:
                 if v is None:
                     return IntervalSet(((start, start + size),))
-                # Both bound the access: the allocation of its base, and the ranges of
-                # its (guard-bounded) address.
-                return IntervalSet((max(lo, start), min(hi + a.width, start + size))
-                                   for lo, hi in v if lo < start + size and hi + a.width > start)
+                # Both bound the access: the allocation of its base (the in-bounds
+                # assumption), and the ranges of its (guard-bounded) address.
+                inside = IntervalSet((max(lo, start), min(hi + a.width, start + size))
+                                     for lo, hi in v
+                                     if lo < start + size and hi + a.width > start)
+                # ``v`` is a non-empty superset of the addresses the access takes when it
+                # runs. If none of them lies in the allocation, every run of it leaves the
+                # allocation: the launch contradicts the in-bounds assumption, and the
+                # bytes are unknown (never "none").
+                return inside if inside else None
         return None
     return IntervalSet((lo, hi + a.width) for lo, hi in v)
 

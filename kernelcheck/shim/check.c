@@ -632,6 +632,11 @@ static void byte_set(const struct kc_check *c, uint32_t k, const struct slot *v,
                 out->n++;
             }
         }
+        /* s is a non-empty superset of the addresses the access takes when it runs: none
+         * in the allocation means the launch contradicts the in-bounds assumption, and
+         * the bytes are unknown (never an empty set). */
+        if (out->n == 0)
+            out->n = -1;
         return;
     }
     out->n = s->n;
