@@ -39,7 +39,13 @@ from functools import lru_cache
 
 from kernelcheck.analysis.bases import base_param, narrowing_base
 from kernelcheck.analysis.describe import byte_range_text
-from kernelcheck.analysis.lower import ProgramBuilder, affine_form, apply_guards
+from kernelcheck.analysis.lower import (
+    ProgramBuilder,
+    affine_form,
+    apply_guards,
+    guard_literals,
+    residue_bits,
+)
 from kernelcheck.analysis.semantics import is_memory_value
 from kernelcheck.analysis.smt import prove_never_overlap, prove_same_address
 from kernelcheck.analysis.symbolic import SymbolicAccess, symbolic_kernel
@@ -76,6 +82,7 @@ __all__ = ["MemoryAccess", "KernelSummary", "analyze_kernel", "analyze_module", 
 _BAD_ATOMICS = {"add", "sub", "inc", "dec", "cas", "xor", "unknown"}
 _OK_ATOMICS = {"max", "min", "and", "or"}
 _SAME_ADDRESS_QUERIES = 4  # Z3 queries per kernel for the never class
+_MAX_GUARDS = 6  # path-guard comparisons per access kept for the launch check
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,6 +242,30 @@ def _strip_base(address: Term, base: Param) -> Term:
     return add(*parts)
 
 
+def _launch_literals(a: SymbolicAccess, guarded: Term) -> list:
+    """The path-guard comparisons of ``a`` kept for the launch check: those that bound no
+    part of its address (the others already narrow the address range, where an empty range
+    says the access cannot run), at most :data:`_MAX_GUARDS`.
+
+    Soundness: every literal of the path guard holds whenever the access runs (it is a
+    condition of every path to it), so an instance for which the evaluator finds a literal
+    false for every value its operands may take cannot run the access. ``if (flag)`` with
+    ``flag == 0`` at launch, or ``if (i < n)`` with ``n == 0`` before an atomic that does
+    not index by ``i``, decide so.
+    """
+    out = []
+    for lit in guard_literals(a.guard):
+        if type(lit.a) is Const and type(lit.b) is Const:
+            continue
+        if contains(guarded, lambda t, lit=lit: t == lit.a or t == lit.b):
+            continue
+        if lit not in out:
+            out.append(lit)
+        if len(out) == _MAX_GUARDS:
+            break
+    return out
+
+
 def _where(a: SymbolicAccess) -> str:
     line = f", line {a.instr.loc.line}" if a.instr.loc is not None else ""
     via = f" (inlined from {a.function})" if a.call_path else ""
@@ -336,13 +367,18 @@ def analyze_kernel(module: Module, function: Function) -> KernelSummary:
         # never less sound), the same in every evaluator.
         if form is not None and len(form[1]) > MAX_ATOMS:
             form = None
-        if form is not None and not indirect:
+        bits = 0
+        if form is not None:
+            # Indirect accesses keep their form for the residue test only (the lattice test
+            # needs exact ranges, which their opaque atoms do not have).
             const_slot = builder.slot(form[0])
             atoms = tuple((builder.slot(c), builder.slot(t)) for c, t in form[1])
+            bits = residue_bits(guarded)
         index_of[id(a)] = len(records)
         records.append(AccessRecord(kind, a.width, addr_slot, base.offset if base else -1,
                                     base.size if base else 0, indirect, const_slot, atoms,
-                                    f"{a.kind} of {_describe_base(a)} ({_where(a)})"))
+                                    f"{a.kind} of {_describe_base(a)} ({_where(a)})",
+                                    builder.guard(_launch_literals(a, guarded)), bits))
     pairs = []
     z3_seconds = 0.0
     smt_proved = 0

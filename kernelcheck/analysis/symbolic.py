@@ -434,8 +434,9 @@ class _Walker:
             if instr.opcode == "selp" and type(value) is Join and len(srcs) == 3 and \
                     isinstance(srcs[2], Pred):
                 bits = semantics._bits(semantics.instruction_type(instr))
-                value = Join((_with_fact(srcs[0], srcs[2], bits),
-                              _with_fact(srcs[1], pred_not(srcs[2]), bits)))
+                value = Join((_gated(_with_fact(srcs[0], srcs[2], bits), srcs[2]),
+                              _gated(_with_fact(srcs[1], pred_not(srcs[2]), bits),
+                                     pred_not(srcs[2]))))
         for name in targets:
             if types.get(name) == "pred":
                 self._assign_pred(instr, state, name, POpaque(f"{instr.opcode}@{instr.index}"))
@@ -822,6 +823,21 @@ def _with_fact(term: Term, literal: Pred, bits: int) -> Term:
         bounded = apply_guards(w, (literal,))
         if bounded != w:
             return bounded
+    return term
+
+
+def _gated(term, literal: Pred):
+    """``term`` gated by the launch-constant comparisons ``literal`` implies: the operand
+    ``selp`` picks when ``literal`` holds is no value of an instance in which one of them is
+    false (``which ? a : b`` with ``which == 0`` never yields ``a``)."""
+    if not isinstance(term, Term):
+        return term
+    from kernelcheck.analysis.lower import guard_literals
+    from kernelcheck.analysis.terms import Gate, is_launch_constant
+
+    for lit in guard_literals((literal,)):
+        if is_launch_constant(lit.a) and is_launch_constant(lit.b):
+            term = Gate(term, lit)
     return term
 
 

@@ -30,8 +30,9 @@ from dataclasses import dataclass, fields
 
 __all__ = [
     "Term", "Const", "Param", "Special", "Opaque", "LoopVar", "Iter", "TripMax", "Add",
-    "Mul", "Wrap", "Min", "Max", "Join", "Div", "Rem", "Shr", "BitAnd", "BitOr", "BitXor",
-    "Bound", "NotEq", "Pred", "Cmp", "PNot", "PAnd", "POr", "PConst", "POpaque", "THREAD_VARS",
+    "Mul", "Wrap", "Min", "Max", "Join", "Div", "Rem", "Shr", "Pow2", "ShrVar", "BitAnd",
+    "BitOr", "BitXor", "Bound", "Gate", "NotEq", "Pred", "Cmp", "PNot", "PAnd", "POr", "PConst",
+    "POpaque", "THREAD_VARS",
     "DIMS", "add", "mul", "neg", "wrap", "const", "contains", "substitute", "is_launch_constant",
     "render", "pred_not", "children", "forget_equalities",
 ]
@@ -182,6 +183,31 @@ class Shr(Term):
 
 
 @dataclass(frozen=True, slots=True)
+class Pow2(Term):
+    """``2**min(amount, width)``: the factor of a left shift by a register amount.
+
+    ``amount`` is the (already wrapped, unsigned 32-bit) shift operand. PTX clamps shift
+    amounts above the register width to the width (ISA §9.7.8.7, ``shl``), and
+    ``x * 2**width`` is congruent to the hardware's 0 modulo ``2**width``, so
+    ``x * Pow2(s, w)`` is congruent to ``shl.b<w> x, s`` for every ``s``.
+    """
+
+    amount: Term
+    width: int
+
+
+@dataclass(frozen=True, slots=True)
+class ShrVar(Term):
+    """``floor(a / 2**min(amount, width))`` of the (already wrapped) value ``a``: a right
+    shift by a register amount, clamped to the width (ISA §9.7.8.8, ``shr``: an arithmetic
+    shift by the width or more leaves the sign, -1 or 0, which is that floor)."""
+
+    a: Term
+    amount: Term
+    width: int
+
+
+@dataclass(frozen=True, slots=True)
 class BitAnd(Term):
     a: Term
     b: Term
@@ -205,6 +231,17 @@ class NotEq(Term):
 
     arg: Term
     value: Term
+
+
+@dataclass(frozen=True, slots=True)
+class Gate(Term):
+    """``arg`` in the executions where ``cond`` (a :class:`Cmp`) holds: no value at all in
+    an instance for which ``cond`` is false for every value of its operands. ``selp d, a,
+    b, p`` yields ``Join(Gate(a, p), Gate(b, !p))``: a pointer picked by a launch argument
+    is one of the two only where the argument picks it."""
+
+    arg: Term
+    cond: object
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,8 +343,8 @@ def _hash_once(cls: type) -> None:
 
 
 for _cls in (Const, Param, Special, Opaque, LoopVar, TripMax, Iter, Add, Mul, Wrap, Min, Max,
-             Join, Div, Rem, Shr, BitAnd, BitOr, BitXor, NotEq, Bound, Cmp, PNot, PAnd, POr,
-             PConst, POpaque):
+             Join, Div, Rem, Shr, Pow2, ShrVar, BitAnd, BitOr, BitXor, NotEq, Bound, Gate, Cmp,
+             PNot, PAnd, POr, PConst, POpaque):
     _hash_once(_cls)
 del _cls
 
@@ -426,10 +463,16 @@ def _children(t) -> tuple:
         return tuple(x for x in (t.arg, t.lo, t.hi) if x is not None)
     if kind is NotEq:
         return (t.arg, t.value)
+    if kind is Gate:
+        return (t.arg, t.cond)
     if kind in (Min, Max, Div, Rem, BitAnd, BitOr, BitXor, Cmp, PAnd, POr):
         return (t.a, t.b)
     if kind is Shr:
         return (t.a,)
+    if kind is Pow2:
+        return (t.amount,)
+    if kind is ShrVar:
+        return (t.a, t.amount)
     if kind is PNot:
         return (t.p,)
     if kind is Iter:
@@ -499,6 +542,8 @@ def _rebuild(t, go):
         return Bound(go(t.arg), go(t.lo), go(t.hi))
     if kind is NotEq:
         return NotEq(go(t.arg), go(t.value))
+    if kind is Gate:
+        return Gate(go(t.arg), go(t.cond))
     if kind in (Min, Max, Div, Rem, BitAnd, BitOr, BitXor, Cmp):
         a, b = go(t.a), go(t.b)
         return kind(t.op, a, b) if kind is Cmp else kind(a, b)
@@ -506,6 +551,10 @@ def _rebuild(t, go):
         return kind(go(t.a), go(t.b))
     if kind is Shr:
         return Shr(go(t.a), t.k)
+    if kind is Pow2:
+        return Pow2(go(t.amount), t.width)
+    if kind is ShrVar:
+        return ShrVar(go(t.a), go(t.amount), t.width)
     if kind is PNot:
         return PNot(go(t.p))
     if kind is Iter:
@@ -578,7 +627,7 @@ def _render_node(term, names: dict[str, str], memo: dict) -> str:
     if kind is Wrap:
         return _render(term.arg, names, memo) if type(term.arg) is not Add else (
             f"({_render(term.arg, names, memo)})")
-    if kind in (Bound, NotEq):
+    if kind in (Bound, NotEq, Gate):
         return _render(term.arg, names, memo)
     if kind in (Min, Max):
         a, b = _render(term.a, names, memo), _render(term.b, names, memo)
@@ -590,6 +639,10 @@ def _render_node(term, names: dict[str, str], memo: dict) -> str:
         return f"{_paren(term.a, names, memo)} {op} {_paren(term.b, names, memo)}"
     if kind is Shr:
         return f"{_paren(term.a, names, memo)} >> {term.k}"
+    if kind is Pow2:
+        return f"(1 << {_paren(term.amount, names, memo)})"
+    if kind is ShrVar:
+        return f"{_paren(term.a, names, memo)} >> {_paren(term.amount, names, memo)}"
     if kind is Cmp:
         op = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}[term.op]
         return f"{_render(term.a, names, memo)} {op} {_render(term.b, names, memo)}"
