@@ -27,6 +27,12 @@ Two questions are asked of it:
 
   Accesses that fail the test keep their exact interval bounds but are never narrowed: with
   an opaque offset their bytes are unknown (``not_proven``).
+* :func:`module_base`: whether the access lies in a module-scope ``.global`` variable
+  (``&table + 4*k``: libdevice's trigonometric tables). Its address is fixed when the
+  module is loaded and unknown to the launch check, but the variable is an object of the
+  module's own memory, outside every allocation of the allocation table; under the same
+  in-bounds assumption the access stays in it, so it shares no byte with an access whose
+  bytes are known to lie inside allocations.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from kernelcheck.analysis.terms import (
     Add,
     Bound,
     Const,
+    Global,
     Iter,
     Mul,
     NotEq,
@@ -47,7 +54,7 @@ from kernelcheck.analysis.terms import (
     children,
 )
 
-__all__ = ["base_param", "narrowing_base", "index_valued"]
+__all__ = ["base_param", "narrowing_base", "module_base", "index_valued"]
 
 
 def _summands(address: Term) -> tuple[Term, ...]:
@@ -90,6 +97,22 @@ def narrowing_base(address: Term) -> Param | None:
         return None
     parts.remove(base)
     return base if all(index_valued(p) for p in parts) else None
+
+
+def module_base(address: Term) -> Global | None:
+    """The module variable an access lies in: ``&v + R`` with ``R`` an index (the same
+    in-bounds assumption, applied to the object ``v``), or ``None``.
+
+    >>> from kernelcheck.analysis.terms import add, mul
+    >>> module_base(add(Global("table"), mul(Const(4), Special("%tid.x")))).name
+    'table'
+    """
+    parts = list(_summands(address))
+    found = [p for p in parts if type(p) is Global]
+    if len(found) != 1 or base_param(address) is not None:
+        return None
+    parts.remove(found[0])
+    return found[0] if all(index_valued(p) for p in parts) else None
 
 
 def index_valued(term: Term, scaled: bool = False) -> bool:

@@ -27,6 +27,7 @@ from kernelcheck.analysis.terms import (
     Const,
     Div,
     Gate,
+    Global,
     Iter,
     Join,
     Max,
@@ -383,6 +384,8 @@ class ProgramBuilder:
             return self._emit("OPAQUE", 32)
         if kind is Opaque:
             return self._emit("OPAQUE", min(t.bits, 64))
+        if kind is Global:
+            return self._emit("OPAQUE", 64)  # fixed at load time, unknown here
         if kind in (Add, Mul, Join):
             op = {Add: "ADD", Mul: "MUL", Join: "JOIN"}[kind]
             slot = s(t.args[0])

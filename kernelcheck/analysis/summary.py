@@ -34,10 +34,10 @@ is thereby counted as a possible clobber, as the dynamic oracle counts it.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from kernelcheck.analysis.bases import base_param, narrowing_base
+from kernelcheck.analysis.bases import base_param, module_base, narrowing_base
 from kernelcheck.analysis.describe import byte_range_text
 from kernelcheck.analysis.lower import (
     ProgramBuilder,
@@ -63,12 +63,15 @@ from kernelcheck.analysis.terms import (
     Wrap,
     contains,
     forget_equalities,
+    is_launch_constant,
     render,
 )
+from kernelcheck.errors import UnsupportedFeature
 from kernelcheck.ir.nodes import Function, Module
 from kernelcheck.launch.check import (
     ATOMIC_BAD,
     ATOMIC_OK,
+    IN_MODULE,
     MAX_ATOMS,
     READ,
     WRITE,
@@ -133,8 +136,13 @@ class KernelSummary:
                 "launch_check": self.launch_check.to_json()}
 
 
-def atomic_rule(access: SymbolicAccess) -> tuple[bool, str]:
-    """``(idempotent_in_effect, rule)`` for a global atomic (see the module documentation)."""
+def atomic_rule(access: SymbolicAccess, loads=None) -> tuple[bool, str]:
+    """``(idempotent_in_effect, rule)`` for a global atomic (see the module documentation).
+
+    ``loads`` maps the opaque value of each load to the address it reads
+    (:attr:`~kernelcheck.analysis.symbolic.SymbolicKernel.loads`); without it an ``exch``
+    of a loaded value is never idempotent in effect.
+    """
     op = access.atomic_op or "unknown"
     if access.result_used:
         return False, f"atom.{op} whose returned old value is used: not idempotent in effect"
@@ -146,8 +154,10 @@ def atomic_rule(access: SymbolicAccess) -> tuple[bool, str]:
         values = access.value if isinstance(access.value, tuple) else (access.value,)
         if any(v is None for v in values):
             return False, "atomic exch of an unknown value: counted as non-idempotent"
-        if any(is_memory_value(v) for v in values):
-            return False, "atomic exch of a value that depends on memory: non-idempotent"
+        if any(not _launch_invariant_load(v, loads or {}) for v in values
+               if is_memory_value(v)):
+            return False, ("atomic exch of a value loaded from an address that differs "
+                           "between threads: non-idempotent")
         if any(contains(v, _varies_between_threads_or_runs) for v in values):
             return False, ("atomic exch of a value that differs between threads or runs: "
                            "counted as non-idempotent")
@@ -155,8 +165,24 @@ def atomic_rule(access: SymbolicAccess) -> tuple[bool, str]:
     return False, f"atomic {op}: not modelled, counted as non-idempotent"
 
 
+def _launch_invariant_load(value: Term, loads: dict) -> bool:
+    """Whether every value loaded from memory in ``value`` was loaded by a load whose address
+    is a launch constant.
+
+    Soundness (the definition of an idempotent instance): such a load reads the same bytes
+    in every thread and every run. The load is a read of the instance, paired with every
+    write it makes (the ``exch`` included); if none of them may touch those bytes, they keep
+    their value in every run from any partly executed state, so every thread, and every
+    re-execution, exchanges the same value (``atomicExch(flag, *src)``). If one may, the
+    pair already decides the instance.
+    """
+    return not contains(value, lambda t: type(t) is Opaque and t.memory and not (
+        t in loads and is_launch_constant(loads[t])))
+
+
 def _varies_between_threads_or_runs(term: Term) -> bool:
-    return type(term) is Opaque or (type(term) is Special and term.name in THREAD_VARS)
+    return (type(term) is Opaque and not term.memory) or (
+        type(term) is Special and term.name in THREAD_VARS)
 
 
 def _commuting_atomics(a: SymbolicAccess, b: SymbolicAccess) -> bool:
@@ -320,8 +346,14 @@ def analyze_kernel(module: Module, function: Function) -> KernelSummary:
     _base.cache_clear()
     _based_residue.cache_clear()
     forget_equalities()
-    sym = symbolic_kernel(module, function)
     params = tuple((p.name, p.offset, p.size) for p in function.params)
+    try:
+        sym = symbolic_kernel(module, function)
+    except UnsupportedFeature as error:
+        # Something of this one kernel the front end cannot represent (an indirect branch
+        # without its target list): this kernel is not proven, the others are analysed.
+        summary = unanalysed_summary(function, str(error))
+        return replace(summary, seconds=time.perf_counter() - start)
     if sym.unmodelled:
         check = LaunchCheck(function.name, function.param_size, (), (), (),
                             "; ".join(sym.unmodelled))
@@ -332,10 +364,11 @@ def analyze_kernel(module: Module, function: Function) -> KernelSummary:
     reasons: list[str] = []
     bad_atomics = []
     access_rules: dict[int, str] = {}
+    loads = dict(sym.loads)
     for a in sym.accesses:
         if a.kind != "atomic":
             continue
-        ok, rule = atomic_rule(a)
+        ok, rule = atomic_rule(a, loads)
         access_rules[id(a)] = rule
         if ok:
             writes.append(a)
@@ -359,7 +392,9 @@ def analyze_kernel(module: Module, function: Function) -> KernelSummary:
         # allocation at launch (kernelcheck.analysis.bases); the record names no base
         # otherwise, so an opaque offset leaves the bytes unknown.
         base = narrowing_base(a.address)
-        indirect = contains(guarded, lambda t: type(t) is Opaque)
+        indirect = int(contains(guarded, lambda t: type(t) is Opaque))
+        if module_base(a.address) is not None:
+            indirect = IN_MODULE
         const_slot, atoms = -1, ()
         form = affine_form(guarded)
         # The binary LaunchCheck holds at most four (coefficient, atom) pairs per access; a

@@ -32,6 +32,7 @@ from functools import lru_cache
 import networkx as nx
 
 from kernelcheck.analysis import semantics
+from kernelcheck.analysis.induction import derived_value
 from kernelcheck.analysis.lower import apply_guards
 from kernelcheck.analysis.provenance import window_pointer
 from kernelcheck.analysis.stack import (
@@ -48,6 +49,7 @@ from kernelcheck.analysis.terms import (
     Add,
     Cmp,
     Const,
+    Global,
     Iter,
     Join,
     LoopVar,
@@ -105,7 +107,10 @@ _NO_EFFECT = {"bar", "barrier", "membar", "fence", "ret", "exit", "bra", "brx", 
               "setp", "ld", "ldu", "st", "atom", "red", "call", "cp", "wmma", "ldmatrix",
               "stmatrix", "isspacep", "istypep", "szext", "cnot", "lop3", "fns", "bmsk",
               "movmatrix", "mbarrier", "cp.async", "suq", "txq", "tex", "tld4", "suld",
-              "clusterlaunchcontrol", "alloca", "stacksave"}
+              "clusterlaunchcontrol", "alloca", "stacksave",
+              # Extended-precision arithmetic (ISA §9.7.1.11-14: the carry flag in and out):
+              # register values only, left opaque (libdevice's trig reduction uses them).
+              "addc", "subc", "madc"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +147,9 @@ class SymbolicKernel:
     #: Guard literals that hold in every run that completes: the conditions of branches
     #: whose other side only reaches ``call __assertfail`` (which aborts the launch).
     assumed: frozenset = frozenset()
+    #: ``(value, address)`` of every load of global, generic or constant memory: the opaque
+    #: value it defines and the address term it reads (the rule for ``atom.exch``).
+    loads: tuple = ()
 
 
 class _State:
@@ -216,6 +224,10 @@ class _Walker:
         self.last_pending: dict[tuple[str, int], list[int]] = {}
         self.local_syms = local_symbols(function)
         self.loop_writes_local: dict[int, bool] = {}
+        #: Tag suffix of opaque values defined in this (inlined) body.
+        self.suffix = "/" + ".".join(map(str, call_path)) if call_path else ""
+        self.reads = 0
+        self.loads: list[tuple[Term, Term]] = []
 
     # ------------------------------------------------------------------ driver
     def run(self) -> None:
@@ -261,7 +273,7 @@ class _Walker:
 
     def _walk(self, cfg, order, back, loops, loop_defs, block_of, demoted):
         """One pass over the blocks in reverse post-order: ``(out states, assumed windows)``."""
-        self.accesses, self.unmodelled = [], []
+        self.accesses, self.unmodelled, self.loads = [], [], []
         self.returns, self.last_returns, self.callparams = {}, {}, {}
         self.pending, self.last_pending = [], {}
         out: dict = {}
@@ -343,23 +355,44 @@ class _Walker:
         return pred_not(p) if instr.guard.negated else p
 
     # ------------------------------------------------------------------ operands
+    def _fresh(self, tag: str, bits: int = 64, memory: bool = False) -> Opaque:
+        """An opaque value of one definition: equal terms must mean equal values (the
+        lattice forms, Z3 and the induction identities all rely on it), so the tag names the
+        defining instruction and the inlined call path, and reads of non-deterministic
+        registers (``%clock``) get a tag of their own each."""
+        return Opaque(tag + self.suffix, bits, memory)
+
     def _value(self, operand, state: _State, bits: int = 64):
         kind = type(operand)
         if kind is Register:
             if operand.name in state.preds:
                 return state.preds[operand.name]
-            return state.regs.get(operand.name, Opaque(f"undef:{operand.name}", bits))
+            return state.regs.get(operand.name, self._fresh(f"undef:{operand.name}", bits))
         if kind is Immediate:
-            return Const(operand.value) if operand.kind == "int" else Opaque("float", bits)
+            if operand.kind == "int" or (operand.kind in ("f32", "f64") and isinstance(
+                    operand.value, int)):
+                # An exact float form gives the register that bit pattern.
+                return Const(operand.value)
+            return Opaque(f"float:{operand.value!r}", bits)
         if kind is SpecialRegister:
             if operand.base in _THREAD_SPECIALS or operand.name == "%laneid":
                 return Special(operand.name)
-            return Opaque(operand.name, 32)
+            self.reads += 1  # clocks and the like: every read a value of its own
+            return self._fresh(f"{operand.name}#{self.reads}", 32)
         if kind is NegatedPredicate:
             return pred_not(state.preds.get(operand.register.name, POpaque("p")))
         if kind is Symbol:
-            return Opaque(f"&{operand.name}", 64)
-        return Opaque("operand", bits)
+            return Global(operand.name) if self._global_variable(operand.name) else Opaque(
+                f"&{operand.name}", 64)
+        self.reads += 1
+        return self._fresh(f"operand#{self.reads}", bits)
+
+    def _global_variable(self, name: str) -> bool:
+        """Whether ``name`` is a module-scope ``.global`` variable (not one of this
+        function's own declarations, which may shadow it)."""
+        if any(v.name == name for v in self.function.local_variables):
+            return False
+        return any(v.name == name and v.space == "global" for v in self.module.variables)
 
     def _address(self, operand: Address, state: _State) -> Term | None:
         base = operand.base
@@ -368,6 +401,8 @@ class _Walker:
             if value is None:
                 return None
             return add(value, Const(operand.offset))
+        if type(base) is Symbol and self._global_variable(base.name):
+            return add(Global(base.name), Const(operand.offset))
         return None
 
     # ------------------------------------------------------------------ instructions
@@ -437,12 +472,17 @@ class _Walker:
                 value = Join((_gated(_with_fact(srcs[0], srcs[2], bits), srcs[2]),
                               _gated(_with_fact(srcs[1], pred_not(srcs[2]), bits),
                                      pred_not(srcs[2]))))
-        for name in targets:
+        for k, name in enumerate(targets):
             if types.get(name) == "pred":
                 self._assign_pred(instr, state, name, POpaque(f"{instr.opcode}@{instr.index}"))
                 continue
-            term = value if value is not None else semantics._opaque(
-                instr, srcs, semantics._bits(semantics.instruction_type(instr)))
+            term = value
+            if term is None:
+                made = semantics._opaque(instr, srcs,
+                                         semantics._bits(semantics.instruction_type(instr)))
+                # One opaque value per destination: the halves of an unpacked register
+                # are different values.
+                term = self._fresh(made.tag + (f".{k}" if k else ""), made.bits, made.memory)
             window = len(targets) == 1 and window_pointer(instr, state.shared, srcs)
             self._assign(instr, state, name, term, window)
         if len(targets) == 1:
@@ -527,9 +567,13 @@ class _Walker:
             return
         if op in ("ld", "ldu"):
             target = instr.operands[1] if len(instr.operands) > 1 else None
+            where = self._address(target, state) if type(target) is Address else None
             if space in ("global", "generic") and type(target) is Address:
                 self._record(instr, state, "read", space, target, access_width(instr), None)
             self._clobber_defs(instr, state, memory=True)
+            if where is not None and space in ("global", "generic", "const"):
+                self.loads.extend((state.regs[name], where) for name in defs(instr)
+                                  if name in state.regs)
             forwarded = forwarded_value(state.stack, slot_of_address(
                 target, space, state.frames, self.local_syms), instr)
             if forwarded is not None:
@@ -571,8 +615,9 @@ class _Walker:
             if self.function.register_types.get(name) == "pred":
                 state.preds[name] = POpaque(f"{instr.opcode}@{instr.index}")
             else:
-                self._assign(instr, state, name, Opaque(
-                    f"{instr.opcode}@{instr.index}", 64, memory))
+                k = defs(instr).index(name)
+                self._assign(instr, state, name, self._fresh(
+                    f"{instr.opcode}@{instr.index}" + (f".{k}" if k else ""), 64, memory))
 
     def _returned_atomics(self, indices, name: str) -> None:
         """The old values of the atomics ``indices`` were loaded into ``name`` after a call:
@@ -595,7 +640,7 @@ class _Walker:
             e.name for e in getattr(target, "elements", ()) if type(e) is Register]
         if type(address) is not Address or type(address.base) is not Symbol:
             for name in names:
-                self._assign(instr, state, name, Opaque(f"ld.param@{instr.index}", 64))
+                self._assign(instr, state, name, self._fresh(f"ld.param@{instr.index}"))
             return
         symbol = address.base.name
         for k, name in enumerate(names):
@@ -612,7 +657,7 @@ class _Walker:
                 values = self.last_returns[(symbol, offset)]
                 term = values[0] if len(set(values)) == 1 else Join(tuple(values))
             if term is None:
-                term = Opaque(f"ld.param@{instr.index}", width * 8)
+                term = self._fresh(f"ld.param@{instr.index}.{k}", width * 8)
             self._assign(instr, state, name, term)
 
     def _record(self, instr, state: _State, kind, space, operand, width, value,
@@ -633,7 +678,7 @@ class _Walker:
             return
         address = self._address(operand, state) if type(operand) is Address else None
         if address is None:
-            address = Opaque(f"address@{instr.index}", 64)
+            address = self._fresh(f"address@{instr.index}")
         guard = state.guard
         if instr.guard is not None:
             guard = guard + (self._guard_pred(instr, state),)
@@ -684,6 +729,7 @@ class _Walker:
                         self.call_path + (instr.index,), guard, self.keys)
         inner.run()
         self.assumed |= inner.assumed
+        self.loads.extend(inner.loads)
         first = len(self.accesses)
         self.accesses.extend(inner.accesses)
         self.unmodelled.extend(inner.unmodelled)
@@ -720,7 +766,8 @@ class _Walker:
                 if step is None or init is None:
                     memory = any(v is not None and semantics.is_memory_value(v)
                                  for v in latch_values)
-                    mapping[var] = Opaque(f"loop-carried {name} at block {header}", 64, memory)
+                    mapping[var] = self._fresh(f"loop-carried {name} at block {header}", 64,
+                                               memory)
                 else:
                     ivs[var] = (init, step)
         # Trip counts from exit tests.
@@ -740,6 +787,18 @@ class _Walker:
                 value = Join((init, Bound(value, None, add(bound, Const(-1)))))
                 caps[var] = value
             mapping[var] = value
+        # Induction variables moving in step with a capped one are expressed through it
+        # (kernelcheck.analysis.induction: an identity of terms, so the cap bounds them too).
+        for var, (init, step) in ivs.items():
+            if var in caps:
+                continue
+            for tested, capped in caps.items():
+                if tested.header != var.header:
+                    continue
+                derived = derived_value(init, step, *ivs[tested], capped)
+                if derived is not None:
+                    mapping[var] = derived
+                    break
         # Resolve nested references (outer loop variables inside inner inits and steps).
         for _ in range(8):
             changed = False
@@ -751,7 +810,8 @@ class _Walker:
                 break
         for var, value in list(mapping.items()):
             if contains(value, lambda t: type(t) is LoopVar):
-                mapping[var] = Opaque(f"unresolved loop value {var.register}", 64)
+                mapping[var] = self._fresh(
+                    f"unresolved loop value {var.register} of loop {var.header}")
         return mapping
 
     def _tripmax(self, cfg, header, body, latches, idom, out, key, ivs):
@@ -803,6 +863,7 @@ class _Walker:
                 tuple(substitute(g, mapping) for g in a.guard), value, a.atomic_op,
                 a.result_used, a.call_path))
         self.accesses = new
+        self.loads = [(substitute(v, mapping), substitute(w, mapping)) for v, w in self.loads]
 
 
 _ATOMIC_OPS = ("add", "sub", "inc", "dec", "cas", "exch", "max", "min", "and", "or", "xor")
@@ -1041,7 +1102,7 @@ def symbolic_kernel(module: Module, function: Function) -> SymbolicKernel:
     walker.run()
     unmodelled = tuple(dict.fromkeys(walker.unmodelled))
     return SymbolicKernel(function, tuple(walker.accesses), unmodelled,
-                          frozenset(walker.assumed))
+                          frozenset(walker.assumed), tuple(walker.loads))
 
 
 _ = (neg, Special, VectorOperand, PConst)

@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 __all__ = [
-    "Term", "Const", "Param", "Special", "Opaque", "LoopVar", "Iter", "TripMax", "Add",
+    "Term", "Const", "Param", "Special", "Global", "Opaque", "LoopVar", "Iter", "TripMax", "Add",
     "Mul", "Wrap", "Min", "Max", "Join", "Div", "Rem", "Shr", "Pow2", "ShrVar", "BitAnd",
     "BitOr", "BitXor", "Bound", "Gate", "NotEq", "Pred", "Cmp", "PNot", "PAnd", "POr", "PConst",
     "POpaque", "THREAD_VARS",
@@ -74,6 +74,15 @@ class Param(Term):
 
 @dataclass(frozen=True, slots=True)
 class Special(Term):
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Global(Term):
+    """The address of the module-scope ``.global`` variable ``name``: fixed when the module
+    is loaded, unknown to the analysis, and outside every allocation the program makes
+    (the driver places module variables in the module's own memory)."""
+
     name: str
 
 
@@ -342,9 +351,9 @@ def _hash_once(cls: type) -> None:
     cls.__eq__ = __eq__
 
 
-for _cls in (Const, Param, Special, Opaque, LoopVar, TripMax, Iter, Add, Mul, Wrap, Min, Max,
-             Join, Div, Rem, Shr, Pow2, ShrVar, BitAnd, BitOr, BitXor, NotEq, Bound, Gate, Cmp,
-             PNot, PAnd, POr, PConst, POpaque):
+for _cls in (Const, Param, Special, Global, Opaque, LoopVar, TripMax, Iter, Add, Mul, Wrap,
+             Min, Max, Join, Div, Rem, Shr, Pow2, ShrVar, BitAnd, BitOr, BitXor, NotEq, Bound,
+             Gate, Cmp, PNot, PAnd, POr, PConst, POpaque):
     _hash_once(_cls)
 del _cls
 
@@ -605,6 +614,8 @@ def _render_node(term, names: dict[str, str], memo: dict) -> str:
         return term.name
     if kind is Opaque:
         return f"?{term.tag}"
+    if kind is Global:
+        return f"&{term.name}"
     if kind is LoopVar:
         return f"loop{term.header}:{term.register}"
     if kind is Iter:

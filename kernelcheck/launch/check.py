@@ -10,12 +10,13 @@ and the grid and block dimensions. It holds:
   instance, e.g. an index may wrap around).
 * ``accesses``: one record per global access: kind, width, the slot of its byte address, the
   parameter its base pointer comes from (set only where the allocation of that pointer may
-  bound the access, :mod:`kernelcheck.analysis.bases`), whether it is indirect (depends on
-  memory contents), its affine form (a constant slot plus up to four (coefficient, atom)
-  slot pairs) for the exact lattice test, the slot of its *guard* (the path conditions under
-  which it runs, each a ``CMP`` record: ``[(0, 0)]`` once they are false for the instance,
-  when the access cannot run) and the *residue bits* ``m``: the address is congruent to its
-  affine form modulo ``2**m`` whatever wraps occur (0: no such claim).
+  bound the access, :mod:`kernelcheck.analysis.bases`), whether it is indirect (1: depends
+  on memory contents; 2: lies in a module variable, :data:`IN_MODULE`), its affine form (a
+  constant slot plus up to four (coefficient, atom) slot pairs) for the exact lattice test,
+  the slot of its *guard* (the path conditions under which it runs, each a ``CMP`` record:
+  ``[(0, 0)]`` once they are false for the instance, when the access cannot run) and the
+  *residue bits* ``m``: the address is congruent to its affine form modulo ``2**m`` whatever
+  wraps occur (0: no such claim).
 * ``pairs``: (write, read) access indices whose byte sets may overlap.
 * ``not_proven``: when non-empty, every instance is ``not_proven`` for that reason.
 
@@ -49,7 +50,7 @@ Version history:
   right shift by a register amount, which the ISA clamps to the width) and ``GATE`` (24:
   ``a``'s set, or the empty set when the guard slot ``b`` is false: a value ``selp``
   picks only under a condition). ``base_offset`` is now -1 for an access whose allocation
-  may not bound it.
+  may not bound it; ``indirect`` is 2 for an access inside a module variable.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ from dataclasses import dataclass, field
 __all__ = [
     "FORMAT_VERSION", "LaunchCheck", "AccessRecord", "OPS", "READ", "WRITE", "ATOMIC_OK",
     "ATOMIC_BAD", "DIM_NAMES", "TVAR_NAMES", "MAX_ATOMS", "TRIP_MODES", "CMP_NAMES",
+    "IN_MODULE",
 ]
 
 FORMAT_VERSION = 3
@@ -96,6 +98,9 @@ DIM_NAMES = ("%ntid.x", "%ntid.y", "%ntid.z", "%nctaid.x", "%nctaid.y", "%nctaid
 TVAR_NAMES = ("%tid.x", "%tid.y", "%tid.z", "%ctaid.x", "%ctaid.y", "%ctaid.z", "%laneid")
 
 READ, WRITE, ATOMIC_OK, ATOMIC_BAD = 0, 1, 2, 3
+#: ``AccessRecord.indirect`` of an access inside a module-scope ``.global`` variable: its
+#: bytes are unknown, but outside every allocation of the allocation table.
+IN_MODULE = 2
 
 #: (coefficient, atom) pairs an access record can hold in the binary form.
 MAX_ATOMS = 4
@@ -111,7 +116,7 @@ class AccessRecord:
     addr_slot: int
     base_offset: int = -1
     base_size: int = 0
-    indirect: bool = False
+    indirect: int = 0
     const_slot: int = -1
     atoms: tuple[tuple[int, int], ...] = ()
     label: str = ""
@@ -203,7 +208,7 @@ class LaunchCheck:
             f = struct.unpack_from("<18q", data, pos)
             pos += 144
             atoms = tuple((f[8 + 2 * k], f[9 + 2 * k]) for k in range(f[7]))
-            accesses.append(AccessRecord(f[0], f[1], f[2], f[3], f[4], bool(f[5]), f[6],
+            accesses.append(AccessRecord(f[0], f[1], f[2], f[3], f[4], f[5], f[6],
                                          atoms, "", f[16], f[17]))
         pairs = []
         for _ in range(n_pairs):

@@ -26,7 +26,7 @@ from math import gcd
 from typing import NamedTuple
 
 from kernelcheck.analysis.intervals import IntervalSet
-from kernelcheck.launch.check import ATOMIC_BAD, LaunchCheck
+from kernelcheck.launch.check import ATOMIC_BAD, IN_MODULE, LaunchCheck
 
 __all__ = ["InstanceVerdict", "evaluate", "evaluate_general", "compile_check",
            "lattice_may_overlap", "residue_disjoint_at_launch",
@@ -497,6 +497,8 @@ def _byte_set(check: LaunchCheck, k: int, vals, params: bytes, allocations):
     if _cannot_run(vals, a.guard_slot):
         return IntervalSet()
     v = vals[a.addr_slot]
+    if a.indirect == IN_MODULE:
+        return IntervalSet() if v is not None and not v else None
     if a.indirect or v is None:
         if allocations is None or a.base_offset < 0:
             return None
@@ -602,7 +604,8 @@ def evaluate_general(check: LaunchCheck, params: bytes, grid, block,
         if ws is not None and not ws or rs is not None and not rs:
             continue
         if ws is None or rs is None:
-            if not _residue_disjoint(check, w, r, vals):
+            if not (_residue_disjoint(check, w, r, vals) or
+                    _module_disjoint(check, w, r, ws, rs, allocations)):
                 unknown.append((w, r))
             continue
         common = ws & rs
@@ -657,6 +660,33 @@ def residue_disjoint_at_launch(d: int, coefficients, bits: int, lo: int, hi: int
     if g == 1 or hi - lo + 1 >= g:
         return False
     return lo + (d - lo) % g > hi
+
+
+def _module_disjoint(check, w, r, ws, rs, allocations) -> bool:
+    """One access lies in a module variable, the other only in allocations of the table:
+    they share no byte (:func:`kernelcheck.analysis.bases.module_base`). Two accesses in
+    module variables may share one."""
+    if allocations is None:
+        return False
+    aw, ar = check.accesses[w], check.accesses[r]
+    if aw.indirect == IN_MODULE and rs is not None:
+        known = rs
+    elif ar.indirect == IN_MODULE and ws is not None:
+        known = ws
+    else:
+        return False
+    return all(_covered(lo, hi, allocations) for lo, hi in known.ranges)
+
+
+def _covered(lo: int, hi: int, allocations) -> bool:
+    """Whether every byte of ``[lo, hi)`` lies in some allocation."""
+    while lo < hi:
+        end = next((start + size for start, size in allocations
+                    if start <= lo < start + size), None)
+        if end is None:
+            return False
+        lo = end
+    return True
 
 
 def _residue_disjoint(check, w, r, vals) -> bool:

@@ -712,6 +712,10 @@ static void byte_set(const struct kc_check *c, uint32_t k, const struct slot *v,
         out->n = 0;
         return;
     }
+    if (a->indirect == 2) { /* inside a module variable: bytes unknown */
+        out->n = s->n == 0 ? 0 : -1;
+        return;
+    }
     if (a->indirect || s->n < 0) {
         out->n = -1;
         if (!lookup || a->base_offset < 0 ||
@@ -1107,6 +1111,32 @@ static int residue_disjoint(const struct kc_check *c, int32_t w, int32_t rd,
     return residue_mod_disjoint(d, n, coef, (int)bits, -(aw->width - 1), ar->width - 1);
 }
 
+/* Python _module_disjoint: one access inside a module variable, the other's bytes all
+ * inside allocations of the table. */
+static int module_disjoint(const struct kc_check *c, int32_t w, int32_t rd,
+                           const struct slot *sets, kc_alloc_lookup_fn lookup)
+{
+    if (!lookup)
+        return 0;
+    const struct slot *known;
+    if (c->accesses[w].indirect == 2 && sets[rd].n >= 0)
+        known = &sets[rd];
+    else if (c->accesses[rd].indirect == 2 && sets[w].n >= 0)
+        known = &sets[w];
+    else
+        return 0;
+    for (int k = 0; k < known->n; k++) {
+        i128 x = known->p[k].lo, hi = known->p[k].hi;
+        while (x < hi) {
+            uint64_t base, size;
+            if (x < 0 || x >= ((i128)1 << 64) || !lookup((uint64_t)x, &base, &size))
+                return 0;
+            x = (i128)base + (i128)size;
+        }
+    }
+    return 1;
+}
+
 static int lattice_disjoint(const struct kc_check *c, int32_t w, int32_t rd,
                             const struct slot *v)
 {
@@ -1191,7 +1221,7 @@ enum kc_verdict kc_check_eval_general(const struct kc_check *c, const unsigned c
         if (sets[w].n == 0 || sets[r].n == 0)
             continue;
         if (sets[w].n < 0 || sets[r].n < 0) {
-            if (!residue_disjoint(c, w, r, v))
+            if (!residue_disjoint(c, w, r, v) && !module_disjoint(c, w, r, sets, lookup))
                 unknown = 1;
             continue;
         }
