@@ -58,14 +58,17 @@ from kernelcheck.analysis.terms import (
     PConst,
     POpaque,
     Pred,
+    Shr,
     Special,
     Term,
     TripMax,
     Wrap,
     add,
     contains,
+    mul,
     neg,
     pred_not,
+    rejoin_words,
     substitute,
     wrap,
 )
@@ -466,6 +469,8 @@ class _Walker:
         value = None
         if len(targets) == 1 and all(isinstance(s, Term | Pred) for s in srcs):
             value = semantics.evaluate_instruction(instr, srcs)
+            if instr.opcode == "add" and type(value) is Add:
+                value = rejoin_words(value)
             if instr.opcode == "selp" and type(value) is Join and len(srcs) == 3 and \
                     isinstance(srcs[2], Pred):
                 bits = semantics._bits(semantics.instruction_type(instr))
@@ -496,11 +501,13 @@ class _Walker:
         here, so a register never keeps a window property its new value lacks."""
         if instr.guard is not None:
             # The guarded write may not happen: the old value (if any) stays possible, and
-            # the window property must hold for both.
+            # the window property must hold for both. Each is possible only where its
+            # side of a launch-constant guard holds (GATE).
             window = window and name in state.shared
             old = state.regs.get(name)
             if old is not None and not (_from_undefined(old) and not _from_undefined(term)):
-                term = Join((old, term))
+                p = self._guard_pred(instr, state)
+                term = Join((_gated(old, pred_not(p)), _gated(term, p)))
         state.regs[name] = term
         state.frames.pop(name, None)  # re-established by _define for depot addresses
         if window:
@@ -758,18 +765,33 @@ class _Walker:
             if any(latch not in out for latch in latches) or header not in out:
                 continue
             key = self.loop_base + header
+            others = []
             for name in self.loop_defs[header][0]:
                 var = LoopVar(key, name)
                 latch_values = [out[latch].regs.get(name) for latch in latches]
                 step = _step_of(var, latch_values, key)
                 init = _init_of(cfg, header, back, out, name)
                 if step is None or init is None:
-                    memory = any(v is not None and semantics.is_memory_value(v)
-                                 for v in latch_values)
-                    mapping[var] = self._fresh(f"loop-carried {name} at block {header}", 64,
-                                               memory)
+                    others.append((var, name, init, latch_values))
                 else:
                     ivs[var] = (init, step)
+            for lo, hi, syn, init, step in _word_pairs(others, key):
+                # A 64-bit value kept in two 32-bit loop registers (module notes of
+                # kernelcheck.analysis.induction): one induction variable for the pair.
+                ivs[syn] = (init, step)
+                mapping[lo] = syn
+                mapping[hi] = Shr(wrap(syn, 64, False), 32)
+            others = [o for o in others if o[0] not in mapping]
+            for var, name, init, latch_values in others:
+                found = _follows_iv(var, init, latch_values, ivs, cfg, header, back, out,
+                                    latches)
+                if found is not None:
+                    mapping[var] = found
+                    continue
+                memory = any(v is not None and semantics.is_memory_value(v)
+                             for v in latch_values)
+                mapping[var] = self._fresh(f"loop-carried {name} at block {header}", 64,
+                                           memory)
         # Trip counts from exit tests.
         trips: dict = {}
         for header, body in loops.items():
@@ -1006,6 +1028,80 @@ def _step_of(var: LoopVar, latch_values, key: int) -> Term | None:
     if not steps or any(s != steps[0] for s in steps):
         return None
     return steps[0]
+
+
+def _word_pairs(others, key: int):
+    """``(lo, hi, pair variable, init, step)`` for each two loop registers holding the low
+    and high words of a 64-bit induction variable (the SASS lift's register pairs).
+
+    With ``P = Wrap(lo, 32, u) + 2**32 * Wrap(hi, 32, u)``, the pair qualifies when the
+    latch value of ``lo`` is ``P + s`` with ``s`` loop-invariant and that of ``hi`` is
+    ``Shr(Wrap(P + s, 64, u), 32)`` at every latch. Soundness, by induction: the pair's
+    64-bit value ``V_k = lo_k + 2**32 hi_k`` is ``P`` in iteration ``k``; the next one is
+    ``lo_{k+1} + 2**32 hi_{k+1} = (V_k + s) mod 2**64``, so ``V_k`` is congruent to
+    ``V_0 + s*k`` modulo ``2**64``, and ``lo``, ``hi`` are its words.
+    """
+    from kernelcheck.analysis.induction import from_linear, linear
+
+    found = []
+    used: set = set()
+    by_var = {var: (init, latches) for var, _, init, latches in others}
+    for lo, (lo_init, lo_latches) in by_var.items():
+        if lo in used or lo_init is None or not lo_latches or None in lo_latches:
+            continue
+        for hi, (hi_init, hi_latches) in by_var.items():
+            if hi is lo or hi in used or hi_init is None or None in hi_latches or (
+                    len(hi_latches) != len(lo_latches)):
+                continue
+            pair = add(wrap(lo, 32, False), mul(Const(1 << 32), wrap(hi, 32, False)))
+            form = linear(lo_latches[0])
+            for m, c in linear(pair).items():
+                form[m] = form.get(m, 0) - c
+            step = from_linear({m: c for m, c in form.items() if c})
+            if contains(step, lambda t: type(t) is LoopVar and t.header == key):
+                continue
+            if all(linear(v) == linear(add(pair, step)) for v in lo_latches) and all(
+                    v == Shr(wrap(lo_latches[k], 64, False), 32)
+                    for k, v in enumerate(hi_latches)):
+                syn = LoopVar(key, f"{lo.register}:{hi.register}")
+                init = substitute(pair, {lo: lo_init, hi: hi_init})
+                found.append((lo, hi, syn, init, step))
+                used |= {lo, hi}
+                break
+    return found
+
+
+def _follows_iv(var: LoopVar, init, latch_values, ivs: dict, cfg, header, back, out,
+                latches) -> Term | None:
+    """``F(u)`` when the loop variable ``var`` is a fixed function ``F`` of an induction
+    variable ``u`` of the same loop: ``var``'s first value is ``F`` of ``u``'s, and its value
+    at every latch is ``F`` of ``u``'s value there (the 32-bit halves of a 64-bit index the
+    SASS lift keeps in a register pair: ``lo32(u)``, ``hi32(u)``).
+
+    Soundness, by induction on the iteration ``k``: ``var_0 = F(u_0)``, and if the latch
+    terms are ``F`` of ``u``'s latch terms, ``var_{k+1} = F(u_{k+1})``. ``F`` is built from
+    ``u``, constants, parameters and launch coordinates only, so it means the same thing in
+    every iteration.
+    """
+    if init is None or any(v is None for v in latch_values):
+        return None
+    for u in ivs:
+        if u.header != var.header:
+            continue
+        u_latches = [out[latch].regs.get(u.register) for latch in latches]
+        u_init = _init_of(cfg, header, back, out, u.register)
+        if u_init is None or any(v is None for v in u_latches):
+            continue
+        shape = substitute(latch_values[0], {u_latches[0]: u})
+        if shape == latch_values[0] or not contains(shape, lambda t, u=u: t == u) or contains(
+                shape, lambda t, u=u: (type(t) is LoopVar and t != u) or type(t) in (
+                    Opaque, Join, Iter, TripMax)):
+            continue
+        if all(substitute(shape, {u: lu}) == lv for lu, lv in zip(u_latches, latch_values,
+                                                                  strict=True)) and (
+                substitute(shape, {u: u_init}) == init):
+            return shape
+    return None
 
 
 def _init_of(cfg, header, back, out, name) -> Term | None:

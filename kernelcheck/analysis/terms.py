@@ -34,7 +34,7 @@ __all__ = [
     "BitOr", "BitXor", "Bound", "Gate", "NotEq", "Pred", "Cmp", "PNot", "PAnd", "POr", "PConst",
     "POpaque", "THREAD_VARS",
     "DIMS", "add", "mul", "neg", "wrap", "const", "contains", "substitute", "is_launch_constant",
-    "render", "pred_not", "children", "forget_equalities",
+    "render", "pred_not", "children", "forget_equalities", "rejoin_words",
 ]
 
 #: Special registers whose value differs between the threads of one launch, with the
@@ -431,6 +431,39 @@ def mul(*terms: Term) -> Term:
     return Mul((Const(factor), *flat))
 
 
+def rejoin_words(term: Term) -> Term:
+    """``term`` with every ``lo32(V) + 2**32 * hi32(V)`` summand pair replaced by ``V``.
+
+    ``Wrap(X, 32, unsigned) + 2**32 * Wrap(Shr(Wrap(X, 64, unsigned), 32), 32, unsigned)``
+    is exactly ``Wrap(X, 64, unsigned)``: a value below ``2**64`` is its low word plus
+    ``2**32`` times its high word. The SASS lift splits 64-bit values into 32-bit registers
+    and joins copies of the halves again; this keeps the joined value one term.
+
+    >>> v = Param("p", 0, 8)
+    >>> render(rejoin_words(add(Wrap(v, 32, False),
+    ...                         mul(Const(1 << 32), Wrap(Shr(v, 32), 32, False)))))
+    'p'
+    """
+    if type(term) is not Add or len(term.args) < 2:
+        return term
+    args = list(term.args)
+    for i, lo in enumerate(args):
+        if type(lo) is not Wrap or lo.bits != 32 or lo.signed:
+            continue
+        whole = wrap(lo.arg, 64, False)
+        for j, hi in enumerate(args):
+            if j == i or type(hi) is not Mul or len(hi.args) != 2 or hi.args[0] != Const(
+                    1 << 32):
+                continue
+            word = hi.args[1]
+            if type(word) is Wrap and word.bits == 32 and not word.signed:
+                word = word.arg
+            if type(word) is Shr and word.k == 32 and wrap(word.a, 64, False) == whole:
+                rest = [a for k, a in enumerate(args) if k not in (i, j)]
+                return rejoin_words(add(whole, *rest))
+    return term
+
+
 def neg(term: Term) -> Term:
     return mul(Const(-1), term)
 
@@ -540,7 +573,7 @@ def substitute(term, mapping: dict):
 def _rebuild(t, go):
     kind = type(t)
     if kind is Add:
-        return add(*(go(a) for a in t.args))
+        return rejoin_words(add(*(go(a) for a in t.args)))
     if kind is Mul:
         return mul(*(go(a) for a in t.args))
     if kind is Join:

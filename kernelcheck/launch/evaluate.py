@@ -87,13 +87,30 @@ def _hull(v):
 def _run(program, params: bytes, grid, block):
     """Evaluate every slot: a list of (lo, hi) closed ranges, [] (empty) or None (invalid).
 
-    Also returns ``exact``: per slot, whether every WRAP below it was the identity.
+    Also returns ``exact``: per slot, whether every WRAP below it was the identity on the
+    values of its thread-dependent operand. The affine forms of the lattice test look
+    through wraps of thread-dependent terms, so such a wrap must change no value; a wrap of
+    a launch constant (one value for every thread, ``fixed`` below) may fold its point: the
+    form keeps that term whole in its constant part, computed by the program as it is.
+    A thread-dependent value can be one point too (one thread, a narrowed range): folding
+    it is not the identity, and the form's value would differ from the address.
     """
     dims = (block[0], block[1], block[2], grid[0], grid[1], grid[2])
     vals: list = []
     exact: list = []
+    fixed: list = []  # per slot: computed from parameters, dimensions and constants only
     for op, a, b, c, d in program:
         ex = True
+        if op in (0, 1, 2):
+            fixed.append(True)
+        elif op in (3, 4, 10, 18):
+            fixed.append(False)
+        elif op in (13, 17, 20, 22, 7):
+            fixed.append(fixed[a])
+        elif op == 19:
+            fixed.append(fixed[a] and fixed[b] and fixed[c])
+        else:
+            fixed.append(fixed[a] and fixed[b])
         if op == 0:
             v = [(c, c)]
         elif op == 1:
@@ -108,7 +125,7 @@ def _run(program, params: bytes, grid, block):
             v = [(0, (1 << a) - 1)]
         elif op == 7:
             v, ex = _wrap(vals[a], b, c)
-            ex = ex and exact[a]
+            ex = (ex or fixed[a]) and exact[a]
         elif op == 17:
             v = _bound(vals[a], vals[b] if b >= 0 else None, vals[c] if c >= 0 else None)
             ex = exact[a]
@@ -151,9 +168,9 @@ def _wrap(v, bits, signed):
     lo, hi = _hull(v)
     if lo >= lo_r and hi <= hi_r:
         return v, True
-    if lo == hi:  # one launch-constant value: wrapping it is exact
+    if lo == hi:  # one value: wrapping it is exact, but not the identity
         x = (lo - lo_r) % (1 << bits) + lo_r
-        return [(x, x)], True
+        return [(x, x)], False
     if hi - lo >= 1 << bits:
         # Every residue is possible: the whole range of the width (a later bound on the
         # wrapped value, from a guard, still narrows it).

@@ -24,6 +24,7 @@ from kernelcheck.ir.nodes import (
     SpecialRegister,
     Symbol,
 )
+from kernelcheck.sass.calls import bank_objects
 from kernelcheck.sass.lift_state import is_predicate
 from kernelcheck.sass.params import param_at
 
@@ -281,6 +282,12 @@ def pair64(lifter, operand) -> Register:
             if found is not None:
                 return found
             return build64(lifter, operand_p, ConstantRef(0, offset + 4))
+        symbol = bank_objects(lifter.sass).get((operand_p.bank, offset))
+        if symbol is not None:
+            # The doubleword the loader relocates to a module variable's address.
+            dest = lifter.tmp("b64")
+            lifter.emit("mov", ("u64",), (dest, Symbol(symbol)), guard=False)
+            return dest
     if kind is Immediate and operand_p.kind == "int":
         dest = lifter.tmp("b64")
         lifter.emit("mov", ("b64",), (dest, Immediate(operand_p.value & (2**64 - 1))),

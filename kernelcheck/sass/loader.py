@@ -24,6 +24,7 @@ from kernelcheck.ir.nodes import Function, Module
 from kernelcheck.sass.calls import (
     BRANCH_TARGETS_DIRECTIVE,
     CBANK_FUNCTIONS_DIRECTIVE,
+    CBANK_OBJECTS_DIRECTIVE,
     decode_branch_targets,
 )
 from kernelcheck.sass.function import function_from_sass, label_for_offset
@@ -109,10 +110,20 @@ def _bank_functions(cubin: CubinFile) -> tuple[tuple[int, int, str], ...]:
                         cubin.constant_bank_symbols(4).items() if name in functions))
 
 
+def _bank_objects(cubin: CubinFile) -> tuple[tuple[int, int, str], ...]:
+    """The addresses of module variables constant bank 4 holds (see
+    :func:`kernelcheck.sass.calls.bank_objects`)."""
+    objects = {name for name, _, kind, _ in cubin.symbols if kind == "STT_OBJECT"}
+    return tuple(sorted((4, offset, name) for offset, name in
+                        cubin.constant_bank_symbols(4).items() if name in objects))
+
+
 def _functions_of_cubin(cubin, code, filename):
     symbols = local_code_symbols(cubin)
     called = _bank_functions(cubin)
     shared = ((CBANK_FUNCTIONS_DIRECTIVE, called),) if called else ()
+    objects = _bank_objects(cubin)
+    shared += ((CBANK_OBJECTS_DIRECTIVE, objects),) if objects else ()
     kernels = {k.name: k for k in cubin.iter_kernels()}
     order = [n for n in kernels if n in code] + [n for n in code if n not in kernels]
     functions: list[Function] = []

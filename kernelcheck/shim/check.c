@@ -23,7 +23,9 @@ typedef __int128 i128;
 #define LATTICE_BUDGET 4096
 
 struct piece { i128 lo, hi; };
-struct slot { int n; int exact; struct piece p[MAXP]; }; /* n < 0: invalid */
+/* n < 0: invalid. exact: every wrap of a thread-dependent value below was the identity;
+ * fixed: computed from parameters, dimensions and constants only (Python _run). */
+struct slot { int n; int exact; int fixed; struct piece p[MAXP]; };
 
 /* Format version 3 (kernelcheck.launch.check): access guards and residue bits; CMP, POW2
  * and SHRV records. */
@@ -177,6 +179,7 @@ static inline void copy_slot(struct slot *dst, const struct slot *src)
 {
     dst->n = src->n;
     dst->exact = src->exact;
+    dst->fixed = src->fixed;
     for (int k = 0; k < src->n; k++)
         dst->p[k] = src->p[k];
 }
@@ -365,10 +368,10 @@ static void wrap(struct slot *r, const struct slot *v, int bits, int is_signed)
         r->exact = 1;
         return;
     }
-    if (lo == hi && !is_inf(lo)) { /* one launch-constant value: wrapping it is exact */
+    if (lo == hi && !is_inf(lo)) { /* one value: wrapping it is exact, not the identity */
         i128 x = ((lo - lo_r) & (mod - 1)) + lo_r; /* floor-mod by a power of two */
         set1(r, x, x);
-        r->exact = 1;
+        r->exact = 0;
         return;
     }
     r->exact = 0;
@@ -636,6 +639,14 @@ static int run_program(const struct kc_check *c, struct slot *v, const unsigned 
         const int64_t *r = c->program[k];
         struct slot *s = &v[k];
         int64_t a = r[1], b = r[2], cc = r[3];
+        int fixed;
+        switch (r[0]) {
+        case 0: case 1: case 2: fixed = 1; break;
+        case 3: case 4: case 10: case 18: fixed = 0; break;
+        case 7: case 13: case 17: case 20: case 22: fixed = v[a].fixed; break;
+        case 19: fixed = v[a].fixed && v[b].fixed && v[cc].fixed; break;
+        default: fixed = v[a].fixed && v[b].fixed;
+        }
         s->exact = 1;
         switch (r[0]) {
         case 0: set1(s, cc, cc); break;
@@ -655,7 +666,10 @@ static int run_program(const struct kc_check *c, struct slot *v, const unsigned 
             break;
         }
         case 4: set1(s, 0, a >= 100 ? KC_INF : ((i128)1 << a) - 1); break;
-        case 7: wrap(s, &v[a], (int)b, (int)cc); s->exact = s->exact && v[a].exact; break;
+        case 7:
+            wrap(s, &v[a], (int)b, (int)cc);
+            s->exact = (s->exact || v[a].fixed) && v[a].exact;
+            break;
         case 17:
             bound(s, &v[a], b >= 0 ? &v[b] : NULL, cc >= 0 ? &v[cc] : NULL);
             s->exact = v[a].exact;
@@ -697,6 +711,7 @@ static int run_program(const struct kc_check *c, struct slot *v, const unsigned 
             binary(s, (int)r[0], &v[a], &v[b]);
             s->exact = v[a].exact && v[b].exact;
         }
+        s->fixed = fixed;
     }
     return 1;
 }
