@@ -43,6 +43,7 @@ from kernelcheck.analysis.terms import (
     Const,
     Global,
     Iter,
+    Join,
     Mul,
     NotEq,
     Opaque,
@@ -51,15 +52,57 @@ from kernelcheck.analysis.terms import (
     Term,
     TripMax,
     Wrap,
+    add,
     children,
 )
 
-__all__ = ["base_param", "narrowing_base", "module_base", "index_valued"]
+__all__ = ["base_param", "narrowing_base", "module_base", "index_valued", "split_base"]
+
+
+def _flat(term: Term) -> tuple[Term, ...]:
+    return term.args if type(term) is Add else (term,)
+
+
+def _pull(term: Term) -> tuple[Param, Term] | None:
+    """``(P, R)`` with ``term = P + R`` for one pointer-wide parameter ``P``: a summand of a
+    sum, or of every candidate of a ``Join`` (``one of(P + x, P + y) = P + one of(x, y)``,
+    recursively)."""
+    kind = type(term)
+    if kind is Param:
+        return (term, Const(0)) if term.size == 8 else None
+    if kind is Add:
+        found = [(k, _pull(a)) for k, a in enumerate(term.args) if type(a) in (Param, Join)]
+        found = [(k, r) for k, r in found if r is not None]
+        if len(found) != 1:
+            return None
+        k, (base, rest) = found[0]
+        return base, add(*term.args[:k], rest, *term.args[k + 1:])
+    if kind is Join:
+        pulled = [_pull(a) for a in term.args]
+        if any(r is None for r in pulled) or len({r[0] for r in pulled}) != 1:
+            return None
+        return pulled[0][0], Join(tuple(r[1] for r in pulled))
+    return None
 
 
 def _summands(address: Term) -> tuple[Term, ...]:
+    """The summands of ``address`` (under its 64-bit wrap), with a pointer parameter that
+    every candidate of a ``Join`` holds pulled out of it (:func:`_pull`)."""
     inner = address.arg if type(address) is Wrap else address
-    return inner.args if type(inner) is Add else (inner,)
+    pulled = _pull(inner)
+    if pulled is None:
+        return _flat(inner)
+    return (pulled[0],) + _flat(pulled[1])
+
+
+def split_base(address: Term) -> tuple[Param, Term] | None:
+    """``(P, R)`` with ``address = Wrap(P + R)``, ``P`` the one 64-bit Param summand."""
+    parts = list(_summands(address))
+    found = [p for p in parts if type(p) is Param and p.size == 8]
+    if len(found) != 1:
+        return None
+    parts.remove(found[0])
+    return found[0], add(*parts)
 
 
 def base_param(address: Term) -> Param | None:

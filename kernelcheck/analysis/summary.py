@@ -37,7 +37,7 @@ import time
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from kernelcheck.analysis.bases import base_param, module_base, narrowing_base
+from kernelcheck.analysis.bases import base_param, module_base, narrowing_base, split_base
 from kernelcheck.analysis.describe import byte_range_text
 from kernelcheck.analysis.lower import (
     ProgramBuilder,
@@ -261,11 +261,9 @@ def _based_residue(address: Term, base: Param) -> tuple[int, int]:
 
 
 def _strip_base(address: Term, base: Param) -> Term:
-    inner = address.arg if type(address) is Wrap else address
-    parts = list(inner.args) if type(inner) is Add else [inner]
-    parts.remove(base)
-    from kernelcheck.analysis.terms import add
-    return add(*parts)
+    split = split_base(address)
+    assert split is not None and split[0] == base  # base is _base(address)
+    return split[1]
 
 
 def _launch_literals(a: SymbolicAccess, guarded: Term) -> list:

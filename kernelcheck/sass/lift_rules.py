@@ -651,7 +651,16 @@ def _exit(lifter, instr):
 
 
 def _ret(lifter, instr):
-    lifter.emit("ret")
+    labels = lifter.returns().get(instr.index)
+    if not labels:
+        lifter.emit("ret")
+        return
+    # The return of a subroutine lifted as branches: back to one of its call sites.
+    for label in labels[:-1]:
+        choice = lifter.tmp("pred")
+        opaque_pred(lifter, choice)
+        lifter.emit("bra", (), (Symbol(label),), guard=_and_guard(lifter, choice))
+    lifter.emit("bra", (), (Symbol(labels[-1]),))
 
 
 _RULES = {

@@ -23,6 +23,7 @@ from kernelcheck.errors import KernelcheckError
 from kernelcheck.ir.nodes import Function, Module
 from kernelcheck.sass.calls import (
     BRANCH_TARGETS_DIRECTIVE,
+    CBANK2_DIRECTIVE,
     CBANK_FUNCTIONS_DIRECTIVE,
     CBANK_OBJECTS_DIRECTIVE,
     decode_branch_targets,
@@ -118,6 +119,20 @@ def _bank_objects(cubin: CubinFile) -> tuple[tuple[int, int, str], ...]:
                         cubin.constant_bank_symbols(4).items() if name in objects))
 
 
+def _bank2_words(cubin: CubinFile, name: str) -> tuple[tuple[int, int], ...]:
+    """``((offset, value), ...)``: the 32-bit words of the function's constant bank 2 (the
+    compiler's constants, ``.nv.constant2.<name>``) that no relocation fills in."""
+    section = f".nv.constant2.{name}"
+    data = cubin.section_data(section)
+    if not data:
+        return ()
+    relocated: set[int] = set()
+    for offset, _, _, _ in cubin.relocations(section):
+        relocated.update(range(offset - offset % 4, offset + 8, 4))
+    return tuple((k, struct.unpack_from("<I", data, k)[0]) for k in range(0, len(data) - 3, 4)
+                 if k not in relocated)
+
+
 def _functions_of_cubin(cubin, code, filename):
     symbols = local_code_symbols(cubin)
     called = _bank_functions(cubin)
@@ -144,6 +159,9 @@ def _functions_of_cubin(cubin, code, filename):
         if kernel is not None:
             for record in kernel.find(BRANCH_TARGETS_DIRECTIVE):
                 branches += decode_branch_targets(record.payload)
+        constants = _bank2_words(cubin, name)
+        if constants:
+            directives += ((CBANK2_DIRECTIVE, constants),)
         labels = None
         if branches:
             directives += ((BRANCH_TARGETS_DIRECTIVE, branches),)
