@@ -39,6 +39,7 @@ from functools import lru_cache
 
 from kernelcheck.analysis.bases import base_param, module_base, narrowing_base, split_base
 from kernelcheck.analysis.describe import byte_range_text
+from kernelcheck.analysis.induction import linear
 from kernelcheck.analysis.lower import (
     ProgramBuilder,
     affine_form,
@@ -309,20 +310,44 @@ def _self_clobber(reads, writes, guarded_by, assumed=frozenset()) -> tuple[tuple
     candidates = []
     for w in writes:
         for r in reads:
-            if (r.width == w.width and r.call_path == w.call_path
+            if (r.call_path == w.call_path
                     and r.function == w.function and r.instr.index < w.instr.index
                     and set(r.guard) - assumed == set(w.guard) - assumed):
-                if r.address == w.address:
+                if r.address == w.address and r.width == w.width:
+                    return (r, w), 0.0
+                if _constant_overlap(r, w):
                     return (r, w), 0.0
                 if _base(r.address) is not None and _base(r.address) == _base(w.address):
                     candidates.append((r, w))
     seconds = 0.0
     for r, w in candidates[:_SAME_ADDRESS_QUERIES]:
-        result = prove_same_address(guarded_by[id(r)], guarded_by[id(w)])
+        # The same bytes, or (widths differing) bytes of the read that the write covers.
+        result = prove_same_address(guarded_by[id(r)], guarded_by[id(w)],
+                                    lo=-(w.width - 1) if r.width != w.width else 0,
+                                    hi=r.width - 1 if r.width != w.width else 0)
         seconds += result.seconds
         if result.proved:
             return (r, w), seconds
     return None, seconds
+
+
+def _constant_overlap(r: SymbolicAccess, w: SymbolicAccess) -> bool:
+    """Whether the write's address is the read's plus a constant ``c`` with the two byte
+    ranges sharing a byte (``-w.width < c < r.width``): a word read as a vector and one of
+    its elements written back, the same thread's bytes whatever the arguments. Both
+    addresses are 64-bit unsigned wraps of terms that differ by ``c`` exactly (their
+    linear forms differ by a constant only), so the two addresses differ by ``c`` unless
+    one of them wraps past ``2**64``, which no access of an allocation does."""
+    a = r.address.arg if type(r.address) is Wrap else r.address
+    b = w.address.arg if type(w.address) is Wrap else w.address
+    diff = linear(b)
+    for m, k in linear(a).items():
+        diff[m] = diff.get(m, 0) - k
+    diff = {m: k for m, k in diff.items() if k}
+    if any(type(m) is not Const for m in diff):
+        return False
+    c = diff.get(Const(1), 0)
+    return -w.width < c < r.width
 
 
 def analyze_kernel(module: Module, function: Function) -> KernelSummary:

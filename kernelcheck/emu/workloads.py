@@ -830,6 +830,17 @@ _w("bytes_from_words", lambda p, g, b: [Buffer("out", U8, 0, p["n"], output=True
        (x["in"][:_cnt(p, g, b)] >> 3).astype(U8), x["out"][_cnt(p, g, b):]])})
 
 
+def _top_byte(x, p, g, b):
+    w = x["w"].copy()
+    k = _cnt(p, g, b)
+    old = x["w"][:k].astype(np.uint64)
+    w[:k] = ((old & 0x00FFFFFF) | (((old >> 1) & 0xFF) << 24)).astype(U32)
+    return {"w": w}
+
+
+_w("top_byte_inplace", lambda p, g, b: [Buffer("w", U32, 0, p["n"], output=True)], _top_byte)
+
+
 # ---------------------------------------------------------------- Triton
 def _tri(p, g):
     return max(0, min(p["n"], g[0] * 256))
