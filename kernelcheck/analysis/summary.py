@@ -35,11 +35,19 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
+from kernelcheck.analysis.bases import base_param, module_base, narrowing_base, split_base
 from kernelcheck.analysis.describe import byte_range_text, merged_conditions
-from kernelcheck.analysis.lower import ProgramBuilder, affine_form, apply_guards
+from kernelcheck.analysis.induction import linear
+from kernelcheck.analysis.lower import (
+    ProgramBuilder,
+    affine_form,
+    apply_guards,
+    guard_literals,
+    residue_bits,
+)
 from kernelcheck.analysis.semantics import is_memory_value
 from kernelcheck.analysis.smt import prove_never_overlap, prove_same_address
 from kernelcheck.analysis.symbolic import SymbolicAccess, symbolic_kernel
@@ -57,12 +65,15 @@ from kernelcheck.analysis.terms import (
     Wrap,
     contains,
     forget_equalities,
+    is_launch_constant,
     render,
 )
+from kernelcheck.errors import UnsupportedFeature
 from kernelcheck.ir.nodes import Function, Instruction, Module
 from kernelcheck.launch.check import (
     ATOMIC_BAD,
     ATOMIC_OK,
+    IN_MODULE,
     MAX_ATOMS,
     READ,
     WRITE,
@@ -78,6 +89,7 @@ _OK_ATOMICS = {"max", "min", "and", "or"}
 _SAME_ADDRESS_QUERIES = 4  # Z3 queries per kernel for the never class
 #: Spaces of recorded reads whose bytes are unknown (kernelcheck.analysis.symbolic).
 _OPAQUE_SPACES = ("texture", "surface", "tensor", "matrix")
+_MAX_GUARDS = 6  # path-guard comparisons per access kept for the launch check
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,8 +140,13 @@ class KernelSummary:
                 "launch_check": self.launch_check.to_json()}
 
 
-def atomic_rule(access: SymbolicAccess) -> tuple[bool, str]:
-    """``(idempotent_in_effect, rule)`` for a global atomic (see the module documentation)."""
+def atomic_rule(access: SymbolicAccess, loads=None) -> tuple[bool, str]:
+    """``(idempotent_in_effect, rule)`` for a global atomic (see the module documentation).
+
+    ``loads`` maps the opaque value of each load to the address it reads
+    (:attr:`~kernelcheck.analysis.symbolic.SymbolicKernel.loads`); without it an ``exch``
+    of a loaded value is never idempotent in effect.
+    """
     op = access.atomic_op or "unknown"
     if access.result_used:
         return False, f"atom.{op} whose returned old value is used: not idempotent in effect"
@@ -141,8 +158,10 @@ def atomic_rule(access: SymbolicAccess) -> tuple[bool, str]:
         values = access.value if isinstance(access.value, tuple) else (access.value,)
         if any(v is None for v in values):
             return False, "atomic exch of an unknown value: counted as non-idempotent"
-        if any(is_memory_value(v) for v in values):
-            return False, "atomic exch of a value that depends on memory: non-idempotent"
+        if any(not _launch_invariant_load(v, loads or {}) for v in values
+               if is_memory_value(v)):
+            return False, ("atomic exch of a value loaded from an address that differs "
+                           "between threads: non-idempotent")
         if any(contains(v, _varies_between_threads_or_runs) for v in values):
             return False, ("atomic exch of a value that differs between threads or runs: "
                            "counted as non-idempotent")
@@ -150,8 +169,24 @@ def atomic_rule(access: SymbolicAccess) -> tuple[bool, str]:
     return False, f"atomic {op}: not modelled, counted as non-idempotent"
 
 
+def _launch_invariant_load(value: Term, loads: dict) -> bool:
+    """Whether every value loaded from memory in ``value`` was loaded by a load whose address
+    is a launch constant.
+
+    Soundness (the definition of an idempotent instance): such a load reads the same bytes
+    in every thread and every run. The load is a read of the instance, paired with every
+    write it makes (the ``exch`` included); if none of them may touch those bytes, they keep
+    their value in every run from any partly executed state, so every thread, and every
+    re-execution, exchanges the same value (``atomicExch(flag, *src)``). If one may, the
+    pair already decides the instance.
+    """
+    return not contains(value, lambda t: type(t) is Opaque and t.memory and not (
+        t in loads and is_launch_constant(loads[t])))
+
+
 def _varies_between_threads_or_runs(term: Term) -> bool:
-    return type(term) is Opaque or (type(term) is Special and term.name in THREAD_VARS)
+    return (type(term) is Opaque and not term.memory) or (
+        type(term) is Special and term.name in THREAD_VARS)
 
 
 def _commuting_atomics(a: SymbolicAccess, b: SymbolicAccess) -> bool:
@@ -164,11 +199,8 @@ def _commuting_atomics(a: SymbolicAccess, b: SymbolicAccess) -> bool:
 
 @lru_cache(maxsize=8192)
 def _base(address: Term) -> Param | None:
-    """The pointer parameter an address is based on (a 64-bit Param summand)."""
-    inner = address.arg if type(address) is Wrap else address
-    parts = inner.args if type(inner) is Add else (inner,)
-    found = [p for p in parts if type(p) is Param and p.size == 8]
-    return found[0] if len(found) == 1 else None
+    """The pointer parameter an address is named after (:func:`base_param`)."""
+    return base_param(address)
 
 
 def _residue(t) -> tuple[int, int]:
@@ -233,11 +265,33 @@ def _based_residue(address: Term, base: Param) -> tuple[int, int]:
 
 
 def _strip_base(address: Term, base: Param) -> Term:
-    inner = address.arg if type(address) is Wrap else address
-    parts = list(inner.args) if type(inner) is Add else [inner]
-    parts.remove(base)
-    from kernelcheck.analysis.terms import add
-    return add(*parts)
+    split = split_base(address)
+    assert split is not None and split[0] == base  # base is _base(address)
+    return split[1]
+
+
+def _launch_literals(a: SymbolicAccess, guarded: Term) -> list:
+    """The path-guard comparisons of ``a`` kept for the launch check: those that bound no
+    part of its address (the others already narrow the address range, where an empty range
+    says the access cannot run), at most :data:`_MAX_GUARDS`.
+
+    Soundness: every literal of the path guard holds whenever the access runs (it is a
+    condition of every path to it), so an instance for which the evaluator finds a literal
+    false for every value its operands may take cannot run the access. ``if (flag)`` with
+    ``flag == 0`` at launch, or ``if (i < n)`` with ``n == 0`` before an atomic that does
+    not index by ``i``, decide so.
+    """
+    out = []
+    for lit in guard_literals(a.guard):
+        if type(lit.a) is Const and type(lit.b) is Const:
+            continue
+        if contains(guarded, lambda t, lit=lit: t == lit.a or t == lit.b):
+            continue
+        if lit not in out:
+            out.append(lit)
+        if len(out) == _MAX_GUARDS:
+            break
+    return out
 
 
 def _site(a: SymbolicAccess, locate: Callable[[Instruction], tuple[str, str, str]] | None = None
@@ -271,20 +325,44 @@ def _self_clobber(reads, writes, guarded_by, assumed=frozenset()) -> tuple[tuple
     candidates = []
     for w in writes:
         for r in reads:
-            if (r.width == w.width and r.call_path == w.call_path
+            if (r.call_path == w.call_path
                     and r.function == w.function and r.instr.index < w.instr.index
                     and set(r.guard) - assumed == set(w.guard) - assumed):
-                if r.address == w.address:
+                if r.address == w.address and r.width == w.width:
+                    return (r, w), 0.0
+                if _constant_overlap(r, w):
                     return (r, w), 0.0
                 if _base(r.address) is not None and _base(r.address) == _base(w.address):
                     candidates.append((r, w))
     seconds = 0.0
     for r, w in candidates[:_SAME_ADDRESS_QUERIES]:
-        result = prove_same_address(guarded_by[id(r)], guarded_by[id(w)])
+        # The same bytes, or (widths differing) bytes of the read that the write covers.
+        result = prove_same_address(guarded_by[id(r)], guarded_by[id(w)],
+                                    lo=-(w.width - 1) if r.width != w.width else 0,
+                                    hi=r.width - 1 if r.width != w.width else 0)
         seconds += result.seconds
         if result.proved:
             return (r, w), seconds
     return None, seconds
+
+
+def _constant_overlap(r: SymbolicAccess, w: SymbolicAccess) -> bool:
+    """Whether the write's address is the read's plus a constant ``c`` with the two byte
+    ranges sharing a byte (``-w.width < c < r.width``): a word read as a vector and one of
+    its elements written back, the same thread's bytes whatever the arguments. Both
+    addresses are 64-bit unsigned wraps of terms that differ by ``c`` exactly (their
+    linear forms differ by a constant only), so the two addresses differ by ``c`` unless
+    one of them wraps past ``2**64``, which no access of an allocation does."""
+    a = r.address.arg if type(r.address) is Wrap else r.address
+    b = w.address.arg if type(w.address) is Wrap else w.address
+    diff = linear(b)
+    for m, k in linear(a).items():
+        diff[m] = diff.get(m, 0) - k
+    diff = {m: k for m, k in diff.items() if k}
+    if any(type(m) is not Const for m in diff):
+        return False
+    c = diff.get(Const(1), 0)
+    return -w.width < c < r.width
 
 
 def analyze_kernel(module: Module, function: Function,
@@ -316,8 +394,14 @@ def analyze_kernel(module: Module, function: Function,
     _base.cache_clear()
     _based_residue.cache_clear()
     forget_equalities()
-    sym = symbolic_kernel(module, function)
     params = tuple((p.name, p.offset, p.size) for p in function.params)
+    try:
+        sym = symbolic_kernel(module, function)
+    except UnsupportedFeature as error:
+        # Something of this one kernel the front end cannot represent (an indirect branch
+        # without its target list): this kernel is not proven, the others are analysed.
+        summary = unanalysed_summary(function, str(error))
+        return replace(summary, seconds=time.perf_counter() - start)
     if sym.unmodelled:
         check = LaunchCheck(function.name, function.param_size, (), (), (),
                             "; ".join(sym.unmodelled))
@@ -328,10 +412,11 @@ def analyze_kernel(module: Module, function: Function,
     reasons: list[str] = []
     bad_atomics = []
     access_rules: dict[int, str] = {}
+    loads = dict(sym.loads)
     for a in sym.accesses:
         if a.kind != "atomic":
             continue
-        ok, rule = atomic_rule(a)
+        ok, rule = atomic_rule(a, loads)
         access_rules[id(a)] = rule
         if ok:
             writes.append(a)
@@ -351,8 +436,13 @@ def analyze_kernel(module: Module, function: Function,
         guarded = apply_guards(a.address, a.guard, guard_cache)
         guarded_of.append(guarded)
         addr_slot = builder.slot(guarded)
-        base = _base(a.address)
-        indirect = contains(guarded, lambda t: type(t) is Opaque)
+        # Only a base the in-bounds assumption can be tied to may bound the access by its
+        # allocation at launch (kernelcheck.analysis.bases); the record names no base
+        # otherwise, so an opaque offset leaves the bytes unknown.
+        base = narrowing_base(a.address)
+        indirect = int(contains(guarded, lambda t: type(t) is Opaque))
+        if module_base(a.address) is not None:
+            indirect = IN_MODULE
         const_slot, atoms = -1, ()
         form = affine_form(guarded)
         # The binary LaunchCheck holds at most four (coefficient, atom) pairs per access; a
@@ -360,13 +450,18 @@ def analyze_kernel(module: Module, function: Function,
         # never less sound), the same in every evaluator.
         if form is not None and len(form[1]) > MAX_ATOMS:
             form = None
-        if form is not None and not indirect:
+        bits = 0
+        if form is not None:
+            # Indirect accesses keep their form for the residue test only (the lattice test
+            # needs exact ranges, which their opaque atoms do not have).
             const_slot = builder.slot(form[0])
             atoms = tuple((builder.slot(c), builder.slot(t)) for c, t in form[1])
+            bits = residue_bits(guarded)
         index_of[id(a)] = len(records)
         records.append(AccessRecord(kind, a.width, addr_slot, base.offset if base else -1,
                                     base.size if base else 0, indirect, const_slot, atoms,
-                                    f"{a.kind} of {_describe_base(a)} ({where(a)})"))
+                                    f"{a.kind} of {_describe_base(a)} ({where(a)})",
+                                    builder.guard(_launch_literals(a, guarded)), bits))
     pairs = []
     z3_seconds = 0.0
     smt_proved = 0

@@ -18,7 +18,7 @@ from dataclasses import replace
 
 from kernelcheck.analysis.summary import KernelSummary, analyze_kernel, unanalysed_summary
 from kernelcheck.ir.nodes import Function, Module
-from kernelcheck.sass.lift import lift_kernel
+from kernelcheck.sass.lift import lift_kernel, module_variables
 
 __all__ = ["analyze_sass_kernel", "analyze_sass_module", "lifted_module"]
 
@@ -27,8 +27,8 @@ def lifted_module(module: Module, function: Function):
     """A one-kernel module of the lifted ``function``, and the
     :class:`~kernelcheck.sass.lift.LiftedFunction`."""
     lifted = lift_kernel(function, module)
-    return Module(None, module.target, module.address_size or 64, (lifted.function,),
-                  module.filename), lifted
+    return Module(None, module.target, module.address_size or 64,
+                  module_variables((function,)) + (lifted.function,), module.filename), lifted
 
 
 def analyze_sass_kernel(module: Module, function: Function) -> KernelSummary:

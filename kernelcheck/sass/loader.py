@@ -23,7 +23,9 @@ from kernelcheck.errors import KernelcheckError
 from kernelcheck.ir.nodes import FileDirective, Function, Module
 from kernelcheck.sass.calls import (
     BRANCH_TARGETS_DIRECTIVE,
+    CBANK2_DIRECTIVE,
     CBANK_FUNCTIONS_DIRECTIVE,
+    CBANK_OBJECTS_DIRECTIVE,
     decode_branch_targets,
 )
 from kernelcheck.sass.function import function_from_sass, label_for_offset
@@ -109,11 +111,35 @@ def _bank_functions(cubin: CubinFile) -> tuple[tuple[int, int, str], ...]:
                         cubin.constant_bank_symbols(4).items() if name in functions))
 
 
+def _bank_objects(cubin: CubinFile) -> tuple[tuple[int, int, str], ...]:
+    """The addresses of module variables constant bank 4 holds (see
+    :func:`kernelcheck.sass.calls.bank_objects`)."""
+    objects = {name for name, _, kind, _ in cubin.symbols if kind == "STT_OBJECT"}
+    return tuple(sorted((4, offset, name) for offset, name in
+                        cubin.constant_bank_symbols(4).items() if name in objects))
+
+
+def _bank2_words(cubin: CubinFile, name: str) -> tuple[tuple[int, int], ...]:
+    """``((offset, value), ...)``: the 32-bit words of the function's constant bank 2 (the
+    compiler's constants, ``.nv.constant2.<name>``) that no relocation fills in."""
+    section = f".nv.constant2.{name}"
+    data = cubin.section_data(section)
+    if not data:
+        return ()
+    relocated: set[int] = set()
+    for offset, _, _, _ in cubin.relocations(section):
+        relocated.update(range(offset - offset % 4, offset + 8, 4))
+    return tuple((k, struct.unpack_from("<I", data, k)[0]) for k in range(0, len(data) - 3, 4)
+                 if k not in relocated)
+
+
 def _functions_of_cubin(cubin, code, filename):
     symbols = local_code_symbols(cubin)
     files = _file_numbers(code)
     called = _bank_functions(cubin)
     shared = ((CBANK_FUNCTIONS_DIRECTIVE, called),) if called else ()
+    objects = _bank_objects(cubin)
+    shared += ((CBANK_OBJECTS_DIRECTIVE, objects),) if objects else ()
     kernels = {k.name: k for k in cubin.iter_kernels()}
     order = [n for n in kernels if n in code] + [n for n in code if n not in kernels]
     functions: list[Function] = []
@@ -134,6 +160,9 @@ def _functions_of_cubin(cubin, code, filename):
         if kernel is not None:
             for record in kernel.find(BRANCH_TARGETS_DIRECTIVE):
                 branches += decode_branch_targets(record.payload)
+        constants = _bank2_words(cubin, name)
+        if constants:
+            directives += ((CBANK2_DIRECTIVE, constants),)
         labels = None
         if branches:
             directives += ((BRANCH_TARGETS_DIRECTIVE, branches),)
