@@ -212,8 +212,11 @@ def _cvt(instr, cx):
     ddt = NP_TYPE[dt_name]
     if src_float and not dst_float:
         # Float to integer: round with .rni/.rzi/.rmi/.rpi (nvcc always writes one; .rzi
-        # when absent, as C does), NaN gives 0 and out-of-range values saturate (ISA
-        # 9.7.9.21 "Floating Point Conversion" / "float-to-int saturates by default").
+        # when absent, as C does), NaN gives 0 and out-of-range values saturate to the
+        # destination's MININT..MAXINT, infinities included (ISA 9.7.9.21 cvt: "For
+        # float-to-integer conversions, the result is clamped to the destination range by
+        # default; i.e, .sat is redundant", and its example "cvt.s32.f64 j,r; // float-to-int
+        # saturates by default").
         round_fn = _INT_ROUND[irnd or "rzi"]
         info = np.iinfo(ddt)
 
@@ -223,15 +226,20 @@ def _cvt(instr, cx):
                 x = flush(x.astype(NP_TYPE[st_name])).astype(np.float64) if st_name in (
                     "f32", "f16") else x
             r = round_fn(x)
-            r = np.where(np.isnan(r), 0, np.clip(r, info.min, info.max))
             if ddt.itemsize == 8:
-                big = r >= 2.0**63
-                out = np.where(big, 0, r).astype(np.int64)
-                if ddt.kind == "u":
-                    out = out.view(np.uint64) + np.where(big, np.uint64(info.max), np.uint64(0))
-                    out = np.where(big & (r < info.max), np.asarray(r).astype(np.uint64), out)
+                # float64 holds neither INT64_MAX nor UINT64_MAX: clamping to them in floats
+                # gives 2**63 (2**64), which no cast converts. Values at or past the top
+                # (+inf included) take the largest integer, below the bottom the smallest,
+                # NaN 0; only the values in range are cast.
+                top = 2.0**63 if ddt.kind == "i" else 2.0**64
+                above, below = r >= top, r < float(info.min)
+                nan = np.isnan(r)
+                inside = np.where(above | below | nan, 0.0, r)
+                out = np.where(above, ddt.type(info.max),
+                               np.where(below, ddt.type(info.min), inside.astype(ddt)))
                 put(st, fr, out.astype(ddt), mask)
             else:
+                r = np.where(np.isnan(r), 0, np.clip(r, info.min, info.max))
                 put(st, fr, r.astype(ddt), mask)
         return f2i
     if not src_float and dst_float:

@@ -443,7 +443,8 @@ def _atom(instr, cx):
                                             combine if alloc is None else global_combine)
                 if alloc is not None and st.trace is not None and tracing_space:
                     st.trace.atomic(alloc, off + k * width, info, vbs[k][pos])
-        for put, old in zip(puts, olds, strict=True):
+        # red has no destination (puts is empty): the olds are not written anywhere.
+        for put, old in zip(puts, olds, strict=bool(puts)):
             put(st, fr, _scatter_full(st, old, lanes, mask, edt), mask)
     return run
 

@@ -6,12 +6,7 @@ the case passes, pytest reports XPASS(strict) as a failure, and the entry must g
 
 XFAILS: dict[str, str] = {
     # -- integer
-    "integer/mad_hi_sat": "mad.hi.sat.s32 and mad24.hi.sat.s32 wrap instead of saturating",
     # -- bits
-    "bits/bfe_s32": "bfe.s32 fills bits past the msb with 0 instead of the sign bit "
-                    "a[min(pos+len-1, 31)]",
-    "bits/bfe_s64": "bfe.s64 crashes the emulator (OverflowError: Python int too large to "
-                    "convert to C long)",
     # -- compare
     # -- float
     "float/f32_modes": "add, sub and fma .f32 ignore the directed rounding modes .rz, .rm, .rp "
@@ -19,16 +14,11 @@ XFAILS: dict[str, str] = {
     "float/f64_modes": "add, mul and fma .f64 ignore the directed rounding modes .rz, .rm, .rp",
     "float/fma_f64": "fma.rn.f64 is not fused: a * b is rounded before c is added",
     # -- convert
-    "convert/float_s64": "float-to-s64 conversions of values at or above 2^63 (+inf included) "
-                         "give 0 instead of INT64_MAX",
     # -- memory
     "memory/b128": ".b128 registers crash the emulator when the module is loaded (KeyError "
                    "'b128')",
     # -- atomics
-    "atomics/half": "atom/red .add.noftz with .f16, .f16x2 and .bf16x2 are not supported",
     # -- warp
-    "warp/match_all": "match.all.sync with a predicate destination crashes the emulator "
-                      "(IndexError)",
     # -- video
     "video/video_select": "the PTX front end rejects operand byte/half selectors (%r.b0, "
                           "%r.h1), and the video instructions are not supported",
