@@ -500,10 +500,11 @@ def _lop3(instr, cx):
 @register("bfe", form("s32 s64 u32 u64"))
 def _bfe(instr, cx):
     """bfe (PTX ISA 9.7.1 "Integer Arithmetic Instructions: bfe"): ``pos = b & 0xff``,
-    ``len = c & 0xff``; bit ``i`` of ``d`` is ``a[pos+i]`` when ``i < len && pos+i <= msb``, else the sign bit ``sbit``, which is 0 for
-    the unsigned types or ``len == 0`` and ``a[min(pos+len-1, msb)]`` otherwise: "If the start
-    position is beyond the msb of the input, the destination d is filled with the replicated
-    sign bit of the extracted field"."""
+    ``len = c & 0xff``; bit ``i`` of ``d`` is ``a[pos+i]`` when ``i < len && pos+i <= msb``,
+    else the sign bit ``sbit``, which is 0 for the unsigned types or ``len == 0`` and
+    ``a[min(pos+len-1, msb)]`` otherwise: "If the start position is beyond the msb of the
+    input, the destination d is filled with the replicated sign bit of the extracted
+    field"."""
     t = _itype(instr, cx)
     dt = NP_TYPE[t]
     bits = 8 * dt.itemsize

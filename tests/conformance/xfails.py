@@ -9,10 +9,6 @@ XFAILS: dict[str, str] = {
     # -- bits
     # -- compare
     # -- float
-    "float/f32_modes": "add, sub and fma .f32 ignore the directed rounding modes .rz, .rm, .rp "
-                       "(results are rounded to nearest)",
-    "float/f64_modes": "add, mul and fma .f64 ignore the directed rounding modes .rz, .rm, .rp",
-    "float/fma_f64": "fma.rn.f64 is not fused: a * b is rounded before c is added",
     # -- convert
     # -- memory
     "memory/b128": ".b128 registers crash the emulator when the module is loaded (KeyError "
