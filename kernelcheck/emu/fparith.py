@@ -6,8 +6,12 @@ rounded to nearest and its exact error: TwoSum, Dekker's product, the remainder 
 or a square root) and rounded *once* to the instruction's type in its rounding mode
 (:mod:`kernelcheck.emu.narrow`): ``.rn`` ties to even, ``.rz``/``.rm``/``.rp`` are directed,
 for f64 too. ``fma`` rounds once (Boldo and Melquiond's emulation: the exact product, an
-exact sum with ``c``, and the low parts rounded to odd). Exact up to overflow or underflow of
-the float64 intermediate products (operands near the ends of the f64 range).
+exact sum with ``c``, and the low parts rounded to odd; the directed modes take the sign of
+the exact residual). The f64 elements where a float64 intermediate could overflow or
+underflow (an operand, the product or the result near the ends of the range) are computed
+exactly in integers by :mod:`kernelcheck.emu.exactfloat` instead; the narrower types never
+come near the ends of the float64 range. An exact zero sum is -0 under ``.rm`` and +0
+otherwise (IEEE 754 6.3).
 
 Modifiers (ISA 9.7.3.1-9.7.3.12, 9.7.4.1-9.7.4.10):
 
