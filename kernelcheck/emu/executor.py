@@ -61,6 +61,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kernelcheck.emu.compiler import BARRIER, BRANCH, BRX, CALL, EXIT, PLAIN, RET, TRAP, where
+from kernelcheck.emu.values import flip_bits
 from kernelcheck.errors import KernelcheckError
 
 __all__ = ["LaunchError", "DeviceAssertionError", "Batch", "Frame", "FrameState", "CallSite",
@@ -398,10 +399,7 @@ def _apply_flip(batch: Batch, fr: Frame, op, emask) -> None:
     if batch.flip_count == flip.occurrence and op.dests:
         index, _ = op.dests[min(flip.element, len(op.dests) - 1)]
         reg = fr.regs[index].copy()
-        if reg.dtype == np.bool_:
-            reg[lane] = reg[lane] ^ bool(flip.bits & 1)
-        else:
-            reg[lane] = reg[lane] ^ reg.dtype.type(flip.bits & ((1 << 8 * reg.itemsize) - 1))
+        flip_bits(reg, lane, flip.bits)
         fr.regs[index] = reg
         batch.flip_done = True
 

@@ -11,8 +11,6 @@ XFAILS: dict[str, str] = {
     # -- float
     # -- convert
     # -- memory
-    "memory/b128": ".b128 registers crash the emulator when the module is loaded (KeyError "
-                   "'b128')",
     # -- atomics
     # -- warp
     # -- video
