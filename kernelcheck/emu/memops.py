@@ -45,8 +45,13 @@ _EVICT = ("L1::evict_normal L1::evict_unchanged L1::evict_first L1::evict_last "
           "L2::64B L2::128B L2::256B")
 _LD_MODS = f"{_LD_SPACES} ca cg cs lu cv nc volatile relaxed acquire weak mmio {_SCOPES} " \
            f"{_EVICT} v2 v4"
-_ST_MODS = f"{_LD_SPACES} wb cg cs wt volatile relaxed release weak mmio {_SCOPES} {_EVICT} " \
-           "v2 v4"
+# st takes neither .const ("Stores to const memory are illegal") nor .param::entry (".ss =
+# { .global, .local, .param{::func}, .shared{::cta, ::cluster} }"), nor the prefetch sizes
+# of ld (ISA 9.7.9.10 st).
+_ST_SPACES = "global shared shared::cta local param param::func"
+_ST_MODS = f"{_ST_SPACES} wb cg cs wt volatile relaxed release weak mmio {_SCOPES} " + \
+    " ".join(m for m in _EVICT.split() if m not in ("L2::64B", "L2::128B", "L2::256B")) + \
+    " v2 v4"
 _ATOM_COMMON = f"global shared shared::cta relaxed acquire release acq_rel {_SCOPES} " \
                "L2::cache_hint"
 _ATOM_FORMS = (

@@ -132,7 +132,8 @@ def test_unsupported_instruction_is_located(files, tmp_path, capsys):
     status = main(["emulate", str(ptx), "--launch", write(launch)])
     err = capsys.readouterr().err.strip()
     assert status == 2
-    assert err == f"kernelcheck: error: {ptx}:9:7: unsupported: instruction 'bogus.op.u32'"
+    assert err == (f"kernelcheck: error: {ptx}:9:7: unsupported: instruction 'bogus.op.u32' "
+                   f"(opcode bogus is not run by the emulator)")
 
 
 def test_a_memory_fault_is_exit_3(files, capsys):
