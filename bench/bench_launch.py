@@ -1,6 +1,9 @@
 """Benchmark: the cost the shim adds to a kernel launch, and the C LaunchCheck evaluation.
 
-Run ``python bench/bench_launch.py [--launches N] [--repeats R]``; prints markdown tables.
+Run ``python bench/bench_launch.py [--launches N] [--repeats R] [--baseline REV]``; prints
+markdown tables. With ``--baseline REV`` the shim is also built from the sources of git
+revision REV and measured in the same run, beside the current one (machines are noisy:
+only a side-by-side ratio says whether a change slowed the launch path).
 
 1. Added cost per launch. A small C loop (compiled here) calls the driver's
    ``cuLaunchKernel`` N times for one instance, through the pointer cuda-bindings gets from
@@ -94,8 +97,26 @@ def _loop_library(build: Path) -> Path:
     return lib
 
 
-def launch_cost(launches: int, repeats: int) -> list[tuple[str, float, float]]:
-    """(kernel, plain ns, shim ns) medians per launch."""
+def _baseline_library(revision: str, build: Path) -> Path:
+    """The shim built from the C sources of git ``revision``, with today's flags."""
+    from kernelcheck.shim.build import _CFLAGS, find_compiler
+
+    source = build / "baseline-src"
+    source.mkdir()
+    archive = subprocess.run(["git", "archive", revision, "kernelcheck/shim"], cwd=ROOT,
+                             capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(source)], input=archive, check=True)
+    shim = source / "kernelcheck" / "shim"
+    library = build / "libkernelcheck_preload-baseline.so"
+    subprocess.run([find_compiler(), *_CFLAGS, "-o", str(library),
+                    *sorted(str(c) for c in shim.glob("*.c")), "-Wl,-Bsymbolic", "-ldl"],
+                   check=True)
+    return library
+
+
+def launch_cost(launches: int, repeats: int,
+                baseline: str | None = None) -> list[tuple[str, float, float, float | None]]:
+    """(kernel, plain ns, shim ns, baseline shim ns or None) per launch, fastest run each."""
     from kernelcheck.cache import AnalysisCache
     from kernelcheck.cache.warm import warm_cache
     from kernelcheck.shim.build import preload_library
@@ -111,28 +132,38 @@ def launch_cost(launches: int, repeats: int) -> list[tuple[str, float, float]]:
         base = standin_environment(noop_launches=True)
         base.pop("LD_PRELOAD", None)
         shim_env = shim_environment(base, preload_library(), cache_dir, tmp / "reports")
+        old_env = shim_environment(base, _baseline_library(baseline, tmp), cache_dir,
+                                   tmp / "reports") if baseline else None
         (tmp / "reports").mkdir()
         cases = (("misc.ptx", "empty_kernel", False), ("elementwise.ptx", "vec_add", False),
                  ("elementwise.ptx", "vec_add", True))
         for ptx, kernel, no_memo in cases:
             path = ROOT / "fixtures" / "ptx" / "sm_90" / ptx
             warm_cache(path, cache=cache)
-            times = {}
-            shim_case = dict(shim_env, KERNELCHECK_SHIM_NO_MEMO="1" if no_memo else "0")
-            for label, env in (("plain", base), ("shim", shim_case)):
-                done = subprocess.run([sys.executable, "-c", CHILD, str(loop), str(path),
-                                       kernel, str(launches), str(repeats)], env=env,
-                                      capture_output=True, text=True, check=True)
-                times[label] = statistics.median(float(x) for x in done.stdout.split())
+            times: dict[str, list[float]] = {}
+            memo = "1" if no_memo else "0"
+            variants = [("plain", base), ("shim", dict(shim_env, KERNELCHECK_SHIM_NO_MEMO=memo))]
+            if old_env:
+                variants.append(("baseline", dict(old_env, KERNELCHECK_SHIM_NO_MEMO=memo)))
+            for _ in range(repeats):  # interleaved, so that load changes hit every variant
+                for label, env in variants:
+                    done = subprocess.run([sys.executable, "-c", CHILD, str(loop), str(path),
+                                           kernel, str(launches), "1"], env=env,
+                                          capture_output=True, text=True, check=True)
+                    times.setdefault(label, []).extend(float(x) for x in done.stdout.split())
+            # The fastest run of each variant: on a shared machine, load only ever adds time,
+            # so the minimum over interleaved runs is the steadiest estimate of the cost.
+            times = {label: min(values) for label, values in times.items()}
             reports = list((tmp / "reports").glob("shim-*.json"))
             counted = sum(k["idempotent"] + k["not_idempotent"] + k["not_proven"]
                           for r in reports for k in json.loads(r.read_text())["kernels"])
-            assert counted == (launches + 1) * repeats, counted
+            runs = repeats * (len(variants) - 1)
+            assert counted == (launches + 1) * runs, counted
             for r in reports:
                 r.unlink()
             label = f"{kernel} (evaluated every launch)" if no_memo else \
                 f"{kernel} (repeated instance: memo)" if kernel == "vec_add" else kernel
-            rows.append((label, times["plain"], times["shim"]))
+            rows.append((label, times["plain"], times["shim"], times.get("baseline")))
         cache.close()
     return rows
 
@@ -178,15 +209,25 @@ def main() -> None:
     parser.add_argument("--launches", type=int, default=100_000)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--evaluations", type=int, default=20_000)
+    parser.add_argument("--baseline", metavar="REV",
+                        help="also measure the shim built from git revision REV, side by side")
     args = parser.parse_args()
     os.environ.setdefault("KERNELCHECK_BUILD_DIR", tempfile.mkdtemp(prefix="kc-bench-"))
     print(f"## Added cost per launch ({args.launches} launches x {args.repeats} runs, "
-          f"median; stand-in driver, no-op launches)\n")
-    print("| kernel | plain ns/launch | under shim ns/launch | added ns | ratio |")
-    print("|---|---:|---:|---:|---:|")
-    for kernel, plain, shim in launch_cost(args.launches, args.repeats):
-        print(f"| {kernel} | {plain:.1f} | {shim:.1f} | {shim - plain:.1f} | "
-              f"{shim / plain:.2f} |")
+          f"fastest run; stand-in driver, no-op launches)\n")
+    if args.baseline:
+        print(f"| kernel | plain ns/launch | under shim ns/launch | added ns | ratio | "
+              f"added ns, shim of {args.baseline} | added, now / then |")
+        print("|---|---:|---:|---:|---:|---:|---:|")
+    else:
+        print("| kernel | plain ns/launch | under shim ns/launch | added ns | ratio |")
+        print("|---|---:|---:|---:|---:|")
+    for kernel, plain, shim, old in launch_cost(args.launches, args.repeats, args.baseline):
+        row = (f"| {kernel} | {plain:.1f} | {shim:.1f} | {shim - plain:.1f} | "
+               f"{shim / plain:.2f} |")
+        if old is not None:
+            row += f" {old - plain:.1f} | {(shim - plain) / max(old - plain, 1e-9):.2f} |"
+        print(row)
     evals = eval_cost(args.evaluations)
     print(f"\n## C LaunchCheck evaluation ({len(evals)} sm_90 fixture instances, "
           f"{args.evaluations} evaluations each, fastest of ten rounds)\n")

@@ -12,7 +12,6 @@ from __future__ import annotations
 import gc
 import os
 import re
-import tempfile
 import threading
 from pathlib import Path
 
@@ -59,14 +58,10 @@ def grammar_path() -> Path:
     return Path(__file__).resolve().parent.parent / "grammars" / "ptx.lark"
 
 
-def _cache_file() -> str:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    directory = os.path.join(base, "kernelcheck")
-    try:
-        os.makedirs(directory, mode=0o700, exist_ok=True)
-    except OSError:
-        directory = tempfile.gettempdir()
-    return os.path.join(directory, "ptx-grammar.lark-cache")
+def _cache_file() -> str | None:
+    from kernelcheck.cache.private import private_cache_file
+
+    return private_cache_file("ptx-grammar.lark-cache")
 
 
 def _parser() -> tuple[Lark, PtxTransformer, LalrDriver]:
@@ -83,8 +78,9 @@ def _parser() -> tuple[Lark, PtxTransformer, LalrDriver]:
             maybe_placeholders=False,
             propagate_positions=False,
         )
+        cache = _cache_file()
         try:
-            lark = Lark(text, cache=_cache_file(), **options)
+            lark = Lark(text, cache=cache, **options) if cache else Lark(text, **options)
         except (OSError, EOFError, ValueError):
             lark = Lark(text, **options)
         transformer.set_operand_terminals(

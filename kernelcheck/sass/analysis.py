@@ -18,7 +18,7 @@ from dataclasses import replace
 
 from kernelcheck.analysis.summary import KernelSummary, analyze_kernel, unanalysed_summary
 from kernelcheck.ir.nodes import Function, Module
-from kernelcheck.sass.lift import lift_kernel
+from kernelcheck.sass.lift import lift_kernel, module_variables
 
 __all__ = ["analyze_sass_kernel", "analyze_sass_module", "lifted_module"]
 
@@ -27,8 +27,8 @@ def lifted_module(module: Module, function: Function):
     """A one-kernel module of the lifted ``function``, and the
     :class:`~kernelcheck.sass.lift.LiftedFunction`."""
     lifted = lift_kernel(function, module)
-    return Module(None, module.target, module.address_size or 64, (lifted.function,),
-                  module.filename), lifted
+    return Module(None, module.target, module.address_size or 64,
+                  module_variables((function,)) + (lifted.function,), module.filename), lifted
 
 
 def analyze_sass_kernel(module: Module, function: Function) -> KernelSummary:
@@ -57,7 +57,8 @@ def analyze_sass_kernel(module: Module, function: Function) -> KernelSummary:
     start = time.perf_counter()
     try:
         lifted, kernel = lifted_module(module, function)
-        summary = analyze_kernel(lifted, kernel.function)
+        summary = analyze_kernel(lifted, kernel.function,
+                                 locate=_sass_locator(function, kernel.origin))
     except Exception as error:  # noqa: BLE001 - a fault of ours: this kernel is not proven
         return unanalysed_summary(function, f"analysis fault on {function.name}: "
                                             f"{type(error).__name__}: {error}")
@@ -73,6 +74,29 @@ def analyze_sass_kernel(module: Module, function: Function) -> KernelSummary:
     return KernelSummary(summary.name, summary.kernel_class, summary.reasons,
                          tuple(accesses), summary.launch_check, summary.conditions,
                          time.perf_counter() - start, summary.z3_seconds, summary.params)
+
+
+def sass_site(instruction) -> tuple[str, str, str]:
+    """``("STG.E", "/*0120*/", ", line 14")``: a SASS instruction as reasons name it, by its
+    offset in the kernel's code (as nvdisasm prints it) and its source line when the cubin
+    has line information."""
+    offset = instruction.pos.line if instruction.pos is not None else 0
+    line = f", line {instruction.loc.line}" if instruction.loc is not None else ""
+    return instruction.full_opcode, f"/*{offset:04x}*/", line
+
+
+def _sass_locator(function: Function, origin):
+    """Where a lifted instruction is, named by the SASS instruction it was lifted from (a
+    reader has the SASS listing, not the lifted function)."""
+    sass = function.instructions
+
+    def locate(lifted) -> tuple[str, str, str]:
+        index = origin[lifted.index] if 0 <= lifted.index < len(origin) else -1
+        if 0 <= index < len(sass):
+            return sass_site(sass[index])
+        return lifted.full_opcode, "(lifted)", ""
+
+    return locate
 
 
 def analyze_sass_module(module: Module) -> tuple[KernelSummary, ...]:

@@ -25,7 +25,6 @@ Operand conventions (nvdisasm, CUDA 12.x/13.x):
 from __future__ import annotations
 
 import math
-import os
 import re
 import threading
 from dataclasses import dataclass
@@ -273,13 +272,9 @@ _memo: dict[str, InstructionParts] = {}
 
 
 def _cache_file() -> str | None:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    directory = os.path.join(base, "kernelcheck")
-    try:
-        os.makedirs(directory, exist_ok=True)
-    except OSError:
-        return None
-    return os.path.join(directory, "sass-grammar.lark-cache")
+    from kernelcheck.cache.private import private_cache_file
+
+    return private_cache_file("sass-grammar.lark-cache")
 
 
 def _parser() -> Lark:

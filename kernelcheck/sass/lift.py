@@ -41,7 +41,9 @@ from kernelcheck.ir.nodes import (
     RegisterDecl,
     SourcePos,
     Symbol,
+    VariableDecl,
 )
+from kernelcheck.sass.calls import bank_objects
 from kernelcheck.sass.lift_state import LiftState, block_successors, is_predicate
 from kernelcheck.sass.params import param_cbank
 
@@ -82,6 +84,10 @@ class Lifter:
         for block in sass.blocks:
             for label in block.labels:
                 self.by_label[label] = block
+        #: Labels to place before an emitted instruction: ``{position in out: [names]}``.
+        self.labels_at: dict[int, list[str]] = {}
+        self._returns: dict[int, tuple[str, ...]] | None = None
+        self.inlined_calls: frozenset = frozenset()
 
     # ------------------------------------------------------------------ registers
     def reg(self, name: str) -> Register:
@@ -173,6 +179,7 @@ class Lifter:
         else:
             entry_states = {b.index: LiftState() for b in blocks}
         self.out, self.origin = [], []
+        self.labels_at = {}
         body: list = []
         for block in blocks:
             for label in block.labels:
@@ -180,7 +187,11 @@ class Lifter:
             state = entry_states[block.index] or LiftState()
             start = len(self.out)
             self._lift_block(block, state.copy(), emit=True)
-            body.extend(("instr", k) for k in range(start, len(self.out)))
+            for k in range(start, len(self.out)):
+                body.extend(("label", name) for name in self.labels_at.pop(k, ()))
+                body.append(("instr", k))
+            # A label after the block's last instruction (a call that ends its block).
+            body.extend(("label", name) for name in self.labels_at.pop(len(self.out), ()))
         statements: list = []
         origin: list[int] = []
         for kind, value in body:
@@ -236,7 +247,9 @@ class Lifter:
         if not emit:
             del self.out[saved[0]:]
             del self.origin[saved[1]:]
-        return state
+            for position in [k for k in self.labels_at if k >= saved[0]]:
+                del self.labels_at[position]
+        return self.state
 
     def _canonical_pairs(self) -> None:
         """At a block end, move every 64-bit value held in two halves into the pair's own
@@ -271,6 +284,25 @@ class Lifter:
         return name
 
     # ------------------------------------------------------------------ labels
+    def returns(self) -> dict[int, tuple[str, ...]]:
+        """``{RET index: labels}`` of subroutines lifted as branches (computed once)."""
+        if self._returns is None:
+            from kernelcheck.sass.lift_memory import subroutine_returns
+
+            self._returns = subroutine_returns(self)
+        return self._returns
+
+    def return_sites(self) -> frozenset:
+        """The indices of the ``CALL`` instructions lifted as branches."""
+        self.returns()
+        return self.inlined_calls
+
+    def label(self, name: str) -> None:
+        """Place the label ``name`` before the next emitted instruction. Execution arrives
+        there from elsewhere (a subroutine's return): no register fact holds any more."""
+        self.labels_at.setdefault(len(self.out), []).append(name)
+        self.state = LiftState()
+
     def label_of(self, operand) -> str | None:
         return operand.name if type(operand) is Symbol and operand.name in self.by_label \
             else None
@@ -384,8 +416,16 @@ def lift_module(module: Module) -> Module:
     """A module of the lifted kernels of a SASS module (device functions are left out:
     calls to them are handled at the call sites)."""
     items = tuple(lift_function(k, module) for k in module.kernels)
-    return Module(module.version, module.target, module.address_size, items,
-                  module.filename)
+    return Module(module.version, module.target, module.address_size,
+                  module_variables(module.kernels) + items, module.filename)
+
+
+def module_variables(functions) -> tuple[VariableDecl, ...]:
+    """The module-scope ``.global`` variables whose addresses the functions read from
+    constant bank 4 (``CBANK_OBJECTS``), declared so that the lifted module names them as
+    a PTX module does (:class:`~kernelcheck.analysis.terms.Global`)."""
+    names = sorted({name for f in functions for name in bank_objects(f).values()})
+    return tuple(VariableDecl("global", name, "b8") for name in names)
 
 
 _ = (Immediate, SourcePos, is_predicate)

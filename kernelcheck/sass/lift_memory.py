@@ -50,7 +50,8 @@ from kernelcheck.sass.lift_values import (
     write32,
 )
 
-__all__ = ["MEMORY_RULES", "call", "opaque_instruction"]
+__all__ = ["MEMORY_RULES", "call", "opaque_instruction", "subroutine_returns",
+           "return_label"]
 
 _WIDTHS = {"U8": (1, "u8"), "S8": (1, "s8"), "U16": (2, "u16"), "S16": (2, "s16"),
            "64": (8, "b64"), "128": (16, "b128")}
@@ -351,6 +352,12 @@ def call(lifter, instr: Instruction) -> None:
     block = lifter.block_of_label(target.name) if target is not None else None
     if block is None:
         return lifter.unknown()
+    if instr.index in lifter.return_sites():
+        # A subroutine that may write memory: lifted as a branch to its code, whose
+        # returns branch back here (Lifter.return_sites); its stores are the kernel's.
+        lifter.emit("bra", (), (Symbol(target.name),))
+        lifter.label(return_label(instr))
+        return None
     body = _subroutine(lifter, block)
     if body is None or any(_may_write_memory(i) and i.opcode != "CALL" for i in body):
         return lifter.unknown()
@@ -383,6 +390,41 @@ def _clobber_every_register(lifter) -> None:
             name for instr in lifter.sass.instructions for name in _defs(instr) + _uses(instr)
             if name[:1] in ("R", "U", "P")))
     _opaque_registers(lifter, lifter.every_register)
+
+
+def return_label(call_instr: Instruction) -> str:
+    """The label the returns of a subroutine branch to after the call ``call_instr``."""
+    return f"$return_{call_instr.index}"
+
+
+def subroutine_returns(lifter) -> dict[int, tuple[str, ...]]:
+    """``{RET index: return labels}`` for the subroutines lifted as branches.
+
+    A ``CALL.REL`` to a subroutine of this function that may write memory, contains no call
+    and no indirect branch, is lifted as a branch to the subroutine's first block; every
+    ``RET`` of it then branches to the instruction after one of its call sites (one of
+    several, chosen by a value the analysis does not follow). The control-flow graph of the
+    lifted function is then the one of the subroutine inlined at every call site, paths
+    joined at the subroutine: a superset of the executions, so every fact the analysis
+    derives from it holds. The call sites themselves are keyed by the ``CALL``'s index.
+    """
+    returns: dict[int, list[str]] = {}
+    calls: list[int] = []
+    for instr in lifter.sass.instructions:
+        if instr.opcode != "CALL" or "ABS" in instr.modifiers:
+            continue
+        target = next((o for o in instr.operands if type(o) is Symbol), None)
+        block = lifter.block_of_label(target.name) if target is not None else None
+        body = _subroutine(lifter, block) if block is not None else None
+        if body is None or any(i.opcode in ("CALL", "BRX", "JMX") for i in body) or not any(
+                _may_write_memory(i) for i in body):
+            continue
+        calls.append(instr.index)
+        for ret in body:
+            if ret.opcode == "RET":
+                returns.setdefault(ret.index, []).append(return_label(instr))
+    lifter.inlined_calls = frozenset(calls)
+    return {k: tuple(dict.fromkeys(v)) for k, v in returns.items()}
 
 
 def _subroutine(lifter, block) -> list[Instruction] | None:

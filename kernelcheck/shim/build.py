@@ -30,11 +30,11 @@ __all__ = ["ShimBuildError", "SHIM_SOURCES", "STANDIN_SOURCES", "find_compiler",
 SHIM_SOURCES = ("interpose.c", "hooks.c", "registry.c", "check.c", "check_fast.c",
                 "check_probe.c", "alloc_table.c",
                 "cache_read.c", "spool.c", "log.c", "image.c", "testing.c",
-                "control.c", "recover.c", "recover_plan.c")
+                "control.c", "recover.c", "recover_plan.c", "deferred.c")
 #: Sources of the stand-in libcuda.so.1.
-STANDIN_SOURCES = ("standin/driver.c", "standin/pybridge.c", "image.c")
+STANDIN_SOURCES = ("standin/driver.c", "standin/core_api.c", "standin/pybridge.c", "image.c")
 _HEADERS = ("cuda_types.h", "entrypoints.h", "shim.h", "check.h", "image.h", "recover.h",
-            "standin/pybridge.h")
+            "standin/pybridge.h", "standin/standin.h")
 _CFLAGS = ("-O2", "-g", "-Wall", "-Wextra", "-fPIC", "-shared", "-fvisibility=hidden",
            "-pthread")
 
@@ -59,8 +59,9 @@ def find_compiler() -> str:
     for name in (os.environ.get("CC"), "cc", "gcc", "clang"):
         if name and shutil.which(name):
             return shutil.which(name)
-    raise ShimBuildError("no C compiler found (set CC, or install gcc or clang): the shim "
-                         "is compiled on first use")
+    raise ShimBuildError("no C compiler found to build the interception library on first "
+                         "use: install gcc or clang (Debian/Ubuntu: apt install gcc), or set "
+                         "CC")
 
 
 def _key(compiler: str) -> str:
@@ -80,20 +81,35 @@ def _key(compiler: str) -> str:
 
 
 def build_dir(compiler: str | None = None) -> Path:
-    """The per-user directory the libraries are built into (created 0700)."""
+    """The per-user directory the libraries are built into (private: see
+    :func:`~kernelcheck.cache.private.ensure_private_dir`)."""
+    from kernelcheck.cache.private import ensure_private_dir, user_cache_dir
+
     root = os.environ.get("KERNELCHECK_BUILD_DIR")
     if root:
         path = Path(root)
     else:
-        cache = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
-        path = Path(cache) / "kernelcheck" / "build" / _key(compiler or find_compiler())
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    return path
+        path = user_cache_dir() / "build" / _key(compiler or find_compiler())
+    return ensure_private_dir(path, kind="build directory")
+
+
+def _first_error(output: str) -> str:
+    """The compiler's first error line (or its first line), for a one-line message."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    for line in lines:
+        if "error" in line.lower():
+            return line
+    return lines[0] if lines else "no output"
 
 
 def _build(target: Path, sources, extra: tuple[str, ...]) -> Path:
     if target.exists():
         return target
+    missing = [s for s in sources if not (source_dir() / s).is_file()]
+    if missing:
+        raise ShimBuildError(f"this kernelcheck installation lacks the C sources of "
+                             f"{target.name} ({source_dir() / missing[0]} is missing): "
+                             f"reinstall kernelcheck from a complete wheel or sdist")
     compiler = find_compiler()
     lock_path = target.parent / ".build.lock"
     with open(lock_path, "w") as lock:
@@ -111,8 +127,11 @@ def _build(target: Path, sources, extra: tuple[str, ...]) -> Path:
             raise ShimBuildError(f"{compiler} failed to run: {error}") from error
         if done.returncode != 0:
             os.unlink(tmp)
-            raise ShimBuildError(f"building {target.name} failed:\n{' '.join(command)}\n"
-                                 f"{done.stderr.strip()}")
+            log = target.parent / "build-error.log"
+            log.write_text(" ".join(command) + "\n" + done.stdout + done.stderr)
+            raise ShimBuildError(f"building {target.name} with {compiler} failed: "
+                                 f"{_first_error(done.stderr or done.stdout)} (the whole "
+                                 f"output is in {log})")
         os.chmod(tmp, 0o755)
         os.replace(tmp, target)
     return target
@@ -138,7 +157,8 @@ def standin_library() -> Path:
     as in the real driver.
     """
     compiler = find_compiler()
-    directory = build_dir(compiler) / "standin"
-    directory.mkdir(mode=0o700, exist_ok=True)
+    from kernelcheck.cache.private import ensure_private_dir
+
+    directory = ensure_private_dir(build_dir(compiler) / "standin", kind="build directory")
     return _build(directory / "libcuda.so.1", STANDIN_SOURCES,
                   ("-Wl,-Bsymbolic", "-Wl,-soname,libcuda.so.1", "-ldl"))

@@ -8,7 +8,7 @@
  *
  * Versions are those of the CUDA driver's own table (cuda.h / cudaTypedefs.h): the _v2
  * allocation calls arrived in 3.2, the library API in 12.0, cuLaunchKernelEx in 11.6, the
- * stream-ordered allocator in 11.2, cuGetProcAddress in 11.3 (without the symbol status)
+ * stream-ordered allocator (cuMemAllocAsync, cuMemAllocFromPoolAsync) in 11.2, cuGetProcAddress in 11.3 (without the symbol status)
  * and its _v2 in 12.0; cuStreamSynchronize and cuCtxSynchronize are as old as the driver
  * API (2.0), the per-thread stream variant of the former from 7.0. A function without
  * parameters is written with empty lists, (), which interpose.c joins to the real
@@ -76,6 +76,11 @@
       (CUdeviceptr *p, size_t n, CUstream s), (p, n, s)) \
     X(cuMemAllocAsync_ptsz, "cuMemAllocAsync", 11020, 1, MemAllocAsync, \
       (CUdeviceptr *p, size_t n, CUstream s), (p, n, s)) \
+    X(cuMemAllocFromPoolAsync, "cuMemAllocFromPoolAsync", 11020, 0, MemAllocFromPoolAsync, \
+      (CUdeviceptr *p, size_t n, CUmemoryPool pool, CUstream s), (p, n, pool, s)) \
+    X(cuMemAllocFromPoolAsync_ptsz, "cuMemAllocFromPoolAsync", 11020, 1, \
+      MemAllocFromPoolAsync, (CUdeviceptr *p, size_t n, CUmemoryPool pool, CUstream s), \
+      (p, n, pool, s)) \
     X(cuMemFree_v2, "cuMemFree", 3020, 0, MemFree, (CUdeviceptr p), (p)) \
     X(cuMemFreeAsync, "cuMemFreeAsync", 11020, 0, MemFreeAsync, (CUdeviceptr p, CUstream s), \
       (p, s)) \

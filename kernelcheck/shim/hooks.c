@@ -79,6 +79,8 @@ static void on_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsig
         ld = atomic_load_explicit(&k->loaded, memory_order_acquire);
         if (!ld && atomic_load_explicit(&kc_analysis_wait_ms, memory_order_relaxed))
             ld = kc_wait_analysis(k);
+        if (!ld)
+            kc_defer(k, f, grid, block, params, extra);
     }
     enum kc_rule rule = KC_RULE_NO_ANALYSIS;
     enum kc_verdict v = KC_NOT_PROVEN;
@@ -339,6 +341,18 @@ CUresult kc_hook_MemAllocAsync(__typeof__(&cuMemAllocAsync) real, CUdeviceptr *p
                                CUstream s)
 {
     CUresult r = real(p, n, s);
+    if (r == CUDA_SUCCESS && p)
+        kc_alloc_add(*p, n);
+    return r;
+}
+
+/* Allocations from a memory pool (cuda.core's DeviceMemoryResource, PyTorch's
+ * cudaMallocAsync backend) are freed with cuMemFreeAsync, like cuMemAllocAsync's. */
+CUresult kc_hook_MemAllocFromPoolAsync(__typeof__(&cuMemAllocFromPoolAsync) real,
+                                       CUdeviceptr *p, size_t n, CUmemoryPool pool,
+                                       CUstream s)
+{
+    CUresult r = real(p, n, pool, s);
     if (r == CUDA_SUCCESS && p)
         kc_alloc_add(*p, n);
     return r;

@@ -143,7 +143,7 @@ void kc_log_instance(const char *kernel, const uint32_t grid[3], const uint32_t 
     pthread_mutex_unlock(&lock);
 }
 
-static void write_kernel(FILE *f, const struct kc_kernel *k, int first)
+static void write_kernel(FILE *f, struct kc_kernel *k, int first)
 {
     fprintf(f, "%s\n    {\"name\": ", first ? "" : ",");
     json_string(f, k->name);
@@ -160,7 +160,9 @@ static void write_kernel(FILE *f, const struct kc_kernel *k, int first)
             sep = 1;
         }
     }
-    fprintf(f, "}}");
+    fprintf(f, "}");
+    kc_deferred_write(f, k);
+    fprintf(f, "}");
 }
 
 __attribute__((destructor)) static void kc_write_report(void)

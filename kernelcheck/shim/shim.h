@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "check.h"
 #include "cuda_types.h"
@@ -63,6 +64,7 @@ struct kc_kernel {
     _Atomic uint64_t rules[KC_RULE_COUNT];
     _Atomic int64_t next_poll_ns;
     _Atomic int polling;
+    struct kc_deferred *deferred;       /* launches before the analysis (deferred.c) */
     struct kc_kernel *next;
 };
 
@@ -90,6 +92,11 @@ int kc_private_dir_ok(const char *path, int create);
 
 /* ---- spool.c: hand an image to the analysis helper */
 void kc_spool_image(const char *hash, const char *arch, const void *bytes, size_t size);
+
+/* ---- deferred.c: launches before the analysis arrived, decided at exit */
+void kc_defer(struct kc_kernel *k, CUfunction f, const uint32_t grid[3],
+              const uint32_t block[3], void **params, void **extra);
+void kc_deferred_write(FILE *f, struct kc_kernel *k);
 
 /* ---- control.c: the per-test instance file a test runner opens and closes, and the
  * optional wait for a kernel's analysis */

@@ -38,7 +38,8 @@ CUDA_ERROR_LAUNCH_FAILED = 719
 CUDA_ERROR_NOT_SUPPORTED = 801
 
 __all__ = ["module_load", "module_get_function", "mem_alloc", "mem_free", "memcpy_htod",
-           "memcpy_dtoh", "memcpy_dtod", "memset", "launch", "emulator"]
+           "memcpy_dtoh", "memcpy_dtod", "memcpy_any", "memset", "pointer_info", "launch",
+           "emulator"]
 
 _lock = threading.Lock()
 _emulator = None
@@ -170,15 +171,42 @@ def memcpy_dtod(dst: int, src: int, nbytes: int) -> int:
 
 
 def memset(dst: int, value: int, count: int, width: int) -> int:
-    """Set ``count`` elements of ``width`` bytes (1 or 4) at ``dst`` to ``value``."""
+    """Set ``count`` elements of ``width`` bytes (1, 2 or 4) at ``dst`` to ``value``."""
     try:
         if width == 1:
             emulator().memset(dst, value & 0xFF, count)
         else:
-            emulator().copy_htod(dst, np.full(count, value, dtype=np.uint32).view(np.uint8))
+            dtype = np.uint16 if width == 2 else np.uint32
+            emulator().copy_htod(dst, np.full(count, value, dtype=dtype).view(np.uint8))
     except Exception as error:  # noqa: BLE001
         _warn("cuMemset", error)
         return CUDA_ERROR_INVALID_VALUE
+    return CUDA_SUCCESS
+
+
+def pointer_info(address: int) -> tuple[int, ...]:
+    """The device allocation holding ``address``: (status, base, size)."""
+    allocation = emulator().memory.find(address)
+    if allocation is None:
+        return (CUDA_ERROR_INVALID_VALUE, 0, 0)
+    return (CUDA_SUCCESS, allocation.base, allocation.size)
+
+
+def memcpy_any(dst: int, src: int, nbytes: int) -> int:
+    """Copy ``nbytes`` between two addresses, each in device memory or on the host.
+
+    With unified addressing (``cuMemcpy``), an address inside an emulated allocation is
+    device memory and any other address is host memory of this process.
+    """
+    memory = emulator().memory
+    on_device = memory.find(dst) is not None, memory.find(src) is not None
+    if on_device == (True, True):
+        return memcpy_dtod(dst, src, nbytes)
+    if on_device == (True, False):
+        return memcpy_htod(dst, src, nbytes)
+    if on_device == (False, True):
+        return memcpy_dtoh(dst, src, nbytes)
+    ctypes.memmove(dst, src, nbytes)
     return CUDA_SUCCESS
 
 

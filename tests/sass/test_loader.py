@@ -79,6 +79,8 @@ EXPLAINED = {
                             "subroutine inside the kernel's .text in SASS; PTX kernel plus "
                             "callee equals SASS", None),
     "noinline_store_scaled": ("call: as noinline_accumulate", None),
+    "sine_f64": ("call: libdevice's slow-path argument reduction is a .func in PTX, its "
+                 "table loads in the callee", None),
 }
 
 

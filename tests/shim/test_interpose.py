@@ -36,7 +36,8 @@ def test_every_listed_entry_point_is_exported(libraries):
                 "cuModuleLoadFatBinary", "cuModuleLoad", "cuLibraryLoadData",
                 "cuLibraryLoadFromFile", "cuModuleGetFunction", "cuLibraryGetKernel",
                 "cuKernelGetFunction", "cuMemAlloc_v2", "cuMemAllocAsync", "cuMemAllocPitch_v2",
-                "cuMemAllocManaged", "cuMemFree_v2", "cuMemFreeAsync", "cuGraphLaunch",
+                "cuMemAllocManaged", "cuMemAllocFromPoolAsync", "cuMemFree_v2",
+                "cuMemFreeAsync", "cuGraphLaunch",
                 "cuGetProcAddress", "cuGetProcAddress_v2"}
     assert required <= set(listed)
 

@@ -134,21 +134,46 @@ def test_foreign_database_is_replaced_not_trusted(tmp_path):
     assert cache.num_kernels() == 0
 
 
-def test_cache_directory_open_to_others_is_refused(env, tmp_path):
+def test_cache_directory_others_may_read_is_made_private(env, tmp_path, capsys):
     cache_dir = env["KERNELCHECK_CACHE_DIR"]
     _warm(env)
     os.chmod(cache_dir, 0o755)
-    with pytest.raises(CachePermissionError, match="mode 755"):
-        AnalysisCache(cache_dir)
+    AnalysisCache(cache_dir).close()  # nobody else could write: tightened, entries kept
+    assert os.stat(cache_dir).st_mode & 0o777 == 0o700
+    assert "made the cache directory private" in capsys.readouterr().err
     spec = fixture_launches(["elementwise.ptx"])[:2]
     log = tmp_path / "log.jsonl"
     done, out = run_client(spec, tmp_path, env, under_shim=True,
                            extra_args=("--log", str(log)))
     assert done.returncode == 0, done.stderr
-    assert out is not None
-    assert "not private" in done.stderr or "lets others in" in done.stderr
     verdicts = {json.loads(line)["verdict"] for line in log.read_text().splitlines()}
-    assert verdicts == {"not_proven"}  # the shim did not read the refused cache
+    assert "not_proven" not in verdicts
+
+
+def test_cache_directory_others_may_write_is_refused(env, tmp_path):
+    cache_dir = env["KERNELCHECK_CACHE_DIR"]
+    _warm(env)
+    os.chmod(cache_dir, 0o775)
+    with pytest.raises(CachePermissionError, match="mode 0775"):
+        AnalysisCache(cache_dir)
+    spec = fixture_launches(["elementwise.ptx"])[:2]
+    done, out = run_client(spec, tmp_path, env, under_shim=True)
+    assert done.returncode == 2 and out is None  # `kernelcheck run` did not start it
+    assert "planted" in done.stderr
+    # The shim itself, preloaded by hand, reads nothing from such a directory.
+    from kernelcheck.shim.build import preload_library
+    from kernelcheck.shim.launcher import shim_environment
+
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    log = tmp_path / "log.jsonl"
+    by_hand = shim_environment(env, preload_library(), cache_dir, reports, str(log))
+    done, out = run_client(spec, tmp_path, by_hand, name="by-hand")
+    assert done.returncode == 0, done.stderr
+    assert out is not None
+    assert "not private" in done.stderr
+    verdicts = {json.loads(line)["verdict"] for line in log.read_text().splitlines()}
+    assert verdicts == {"not_proven"}
 
 
 def test_cache_file_open_to_others_is_refused(env, tmp_path):

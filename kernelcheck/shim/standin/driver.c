@@ -19,42 +19,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../cuda_types.h"
 #include "../image.h"
-#include "pybridge.h"
+#include "standin.h"
 
-#define EXPORT __attribute__((visibility("default")))
-#define API(name) static CUresult impl_##name
-#define ALIAS(name) EXPORT __typeof__(impl_##name) name __attribute__((alias("impl_" #name)))
+/* Tells kernelcheck (kernelcheck.shim.driver_choice) this libcuda.so.1 is the stand-in. */
+EXPORT const char kc_standin_marker[] = "kernelcheck stand-in libcuda";
 
-#define MAGIC_FUNC 0x6b63666eU
-#define MAGIC_MOD 0x6b636d64U
-#define MAX_PARAMS 256
-
-struct kc_func {
-    uint32_t magic;
-    int is_kernel;          /* a CUkernel (library API) rather than a CUfunction */
-    long long id;           /* the Python side's function id */
-    int nparams;
-    int param_size;
-    int offsets[MAX_PARAMS];
-    int sizes[MAX_PARAMS];
-};
-
-struct kc_mod {
-    uint32_t magic;
-    long long id;
-};
-
-struct CUctx_st { int device; int primary; };
-
-static struct CUctx_st primary_ctx = {0, 1};
+struct CUctx_st kc_primary_ctx = {0, 1};
 static __thread CUcontext current_ctx;
 static int noop_launches = -1;
 
-static int status_of(int n, long long *out)
+CUcontext kc_current_ctx(void)
 {
-    return n < 1 ? CUDA_ERROR_UNKNOWN : (int)out[0];
+    return current_ctx;
 }
 
 /* ------------------------------------------------------------------ init and device */
@@ -68,7 +45,7 @@ API(cuDriverGetVersion)(int *version)
 {
     if (!version)
         return CUDA_ERROR_INVALID_VALUE;
-    *version = 13000;
+    *version = KC_STANDIN_DRIVER_VERSION;
     return CUDA_SUCCESS;
 }
 
@@ -144,7 +121,7 @@ API(cuDevicePrimaryCtxRetain)(CUcontext *ctx, CUdevice dev)
 {
     if (!ctx || dev != 0)
         return CUDA_ERROR_INVALID_VALUE;
-    *ctx = &primary_ctx;
+    *ctx = &kc_primary_ctx;
     return CUDA_SUCCESS;
 }
 
@@ -214,7 +191,7 @@ API(cuCtxDestroy_v2)(CUcontext ctx)
         return CUDA_ERROR_INVALID_CONTEXT;
     if (current_ctx == ctx)
         current_ctx = NULL;
-    if (ctx != &primary_ctx)
+    if (ctx != &kc_primary_ctx)
         free(ctx);
     return CUDA_SUCCESS;
 }
@@ -257,7 +234,7 @@ API(cuCtxGetDevice)(CUdevice *dev)
 
 /* A deferred injected fault (KERNELCHECK_STANDIN_FAIL_LAUNCH=N[:STEPS]:sync) is reported
  * by the next synchronize; without the switch, Python is not entered. */
-static CUresult synchronize(void)
+CUresult kc_standin_synchronize(void)
 {
     const char *e = getenv("KERNELCHECK_STANDIN_FAIL_LAUNCH");
     if (!e || !*e)
@@ -269,7 +246,7 @@ static CUresult synchronize(void)
 
 API(cuCtxSynchronize)(void)
 {
-    return synchronize();
+    return kc_standin_synchronize();
 }
 
 /* ------------------------------------------------------------------ modules */
@@ -382,6 +359,8 @@ static CUresult get_function(struct kc_func **out_f, void *mod, const char *name
     f->magic = MAGIC_FUNC;
     f->is_kernel = kernel;
     f->id = out[1];
+    f->module = m;
+    snprintf(f->name, sizeof f->name, "%s", name);
     f->nparams = nparams;
     for (int k = 0; k < nparams; k++) {
         f->offsets[k] = (int)out[3 + 2 * k];
@@ -584,7 +563,7 @@ API(cuStreamDestroy_v2)(CUstream s)
 API(cuStreamSynchronize)(CUstream s)
 {
     (void)s;
-    return synchronize();
+    return kc_standin_synchronize();
 }
 
 API(cuStreamQuery)(CUstream s)
@@ -730,8 +709,7 @@ API(cuGetErrorName)(CUresult e, const char **s)
 }
 
 /* ------------------------------------------------------------------ cuGetProcAddress */
-#define PROC(name, impl) {name, (void *)impl_##impl}
-static const struct { const char *name; void *fn; } procs[] = {
+static const struct kc_proc procs[] = {
     PROC("cuInit", cuInit), PROC("cuDriverGetVersion", cuDriverGetVersion),
     PROC("cuDeviceGetCount", cuDeviceGetCount), PROC("cuDeviceGet", cuDeviceGet),
     PROC("cuDeviceGetName", cuDeviceGetName), PROC("cuDeviceTotalMem", cuDeviceTotalMem),
@@ -777,6 +755,10 @@ static const struct { const char *name; void *fn; } procs[] = {
 
 static void *find_proc(const char *name, int version)
 {
+    extern CUresult impl_cuStreamGetCtx(CUstream, CUcontext *);
+    extern CUresult impl_cuStreamGetCtx_v2(CUstream, CUcontext *, void **);
+    if (strcmp(name, "cuStreamGetCtx") == 0) /* _v2 (12.5) adds the green context */
+        return version >= 12050 ? (void *)impl_cuStreamGetCtx_v2 : (void *)impl_cuStreamGetCtx;
     if (strcmp(name, "cuCtxCreate") == 0)
         return version >= 12050 ? (void *)impl_cuCtxCreate_v4
                : version >= 11040 ? (void *)impl_cuCtxCreate_v3
@@ -784,6 +766,9 @@ static void *find_proc(const char *name, int version)
     for (size_t k = 0; k < sizeof procs / sizeof procs[0]; k++)
         if (strcmp(procs[k].name, name) == 0)
             return procs[k].fn;
+    for (unsigned k = 0; k < kc_core_nprocs; k++)
+        if (strcmp(kc_core_procs[k].name, name) == 0)
+            return kc_core_procs[k].fn;
     return NULL;
 }
 
