@@ -5,7 +5,8 @@ neg, min, max) are rounded once from the exact result in every type and rounding
 (:mod:`kernelcheck.emu.fparith`); packed ``f16x2``/``bf16x2`` compute each half. The
 approximate instructions (``.approx``: sqrt, rsqrt, rcp, ex2, lg2, sin, cos, tanh) are
 computed in float64 and rounded once: more accurate than the few ulps the ISA allows, so
-their last bits may differ from a GPU's.
+their last bits may differ from a GPU's. ``rcp.approx.ftz.f64`` and ``rsqrt.approx.ftz.f64``
+read only the upper word of their operand and write a zero lower word (:func:`_upper_word`).
 """
 
 from __future__ import annotations
