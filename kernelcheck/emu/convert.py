@@ -49,7 +49,8 @@ LOCAL_WINDOW = 0x7E00_0000_0000
 WINDOW_SIZE = 1 << 32
 
 
-@register("mov", form("pred b16 b32 b64 b128 u16 u32 u64 s16 s32 s64 f32 f64"))
+@register("mov", form("pred b16 b32 b64 b128 u16 u32 u64 s16 s32 s64 f32 f64"),
+          form("b16 b32 b64 u16 u32 u64 s16 s32 s64 f32 f64", "v2 v4"))
 def _mov(instr, cx):
     t = next((m for m in instr.modifiers if m in NP_TYPE), None)
     if t is None:

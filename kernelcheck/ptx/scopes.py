@@ -273,10 +273,9 @@ class _Resolver:
             if decl.vector not in VECTOR_ELEMENTS:
                 raise LocatedError(f"vector registers are .v2 or .v4, not .{decl.vector}",
                                    pos=position_of(decl))
-            if decl.type == "pred" or decl.count is not None:
-                what = "predicate" if decl.type == "pred" else "parameterized (<N>)"
-                raise LocatedError(f"{what} vector register declaration", pos=position_of(decl),
-                                   unsupported=True)
+            if decl.type == "pred":
+                raise LocatedError("predicate vector register declaration",
+                                   pos=position_of(decl), unsupported=True)
         kind = "vreg" if decl.vector else "reg"
         if decl.count is not None and decl.vector is None and len(self.here) == 1:
             prefix = decl.names[0]

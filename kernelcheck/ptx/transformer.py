@@ -377,12 +377,17 @@ class PtxTransformer(Transformer):
         if space == "reg":
             names = []
             pos = declarators[0][1][4]
+            if len(declarators) == 1 and declarators[0][1][3] is not None:
+                # .reg .b32 %r<N>; stays one range (looked up on use, not per register).
+                name, count = declarators[0][1][0], declarators[0][1][3]
+                decl = RegisterDecl(fields["type"], (name,), count, fields["vector"], pos)
+                self._decls.append(decl)
+                return decl
             for _, (name, _array, _init, count, _pos) in declarators:
-                if count is not None:
-                    decl = RegisterDecl(fields["type"], (name,), count, fields["vector"], pos)
-                    self._decls.append(decl)
-                    return decl
-                names.append(name)
+                # A list may mix ranges and plain names (.reg .b32 %r<4>, %x;): every name
+                # in it is declared (ISA 5.1.1, 10.1).
+                names.extend([name] if count is None else
+                             (f"{name}{k}" for k in range(count)))
             decl = RegisterDecl(fields["type"], tuple(names), None, fields["vector"], pos)
             self._decls.append(decl)
             return decl

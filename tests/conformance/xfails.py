@@ -18,7 +18,7 @@ XFAILS: dict[str, str] = {
     "video/video_select": "the PTX front end rejects operand byte/half selectors (%r.b0, "
                           "%r.h1), and the video instructions are not supported",
     # -- registers
-    "registers/shadowing": "a register declared in a nested { } block does not hide the outer "
+} block does not hide the outer "
                            "register of the same name: the two are merged",
     "registers/bare_names": "register names without '%' are read as symbols (not a valid "
                             "destination) and rejected in a predicate pair (d|p)",
