@@ -756,11 +756,13 @@ class _Walker:
                 and operand.base.name in state.shared:
             return  # generic address derived from a shared/local window: not global
         if type(operand) is Address and type(operand.base) is Symbol:
-            decl = next((v for v in self.module.variables if v.name == operand.base.name), None)
+            # A variable as the address (also of a generic access: its generic address, ISA
+            # 6.4.1) is in the variable's state space; the function's own declarations come
+            # first, as they shadow the module's.
+            name = operand.base.name
+            decl = next((v for v in self.function.local_variables if v.name == name), None) \
+                or next((v for v in self.module.variables if v.name == name), None)
             if decl is not None and decl.space in ("shared", "local", "const"):
-                return
-            if decl is None and any(v.name == operand.base.name and v.space in (
-                    "shared", "local") for v in self.function.local_variables):
                 return
         if not width and space in ("global", "generic"):
             # Without a width the byte range is unknown: never record an empty access.

@@ -29,6 +29,8 @@ from kernelcheck.ir.nodes import Address, Register, Symbol, VectorOperand
 __all__ = ["SPACES", "Access", "guard_writes", "space_of_instruction"]
 
 SPACES = ("global", "shared", "local", "param", "const")
+#: Generic address of offset 0 of a state space's variables (see kernelcheck.emu.convert).
+_GENERIC_BASE = {"shared": SHARED_WINDOW, "local": LOCAL_WINDOW}
 _U64 = np.uint64
 
 
@@ -129,6 +131,11 @@ class _Access:
             sym_space, addr = cx.symbol(base.name)
             if sym_space in ("kparam", "param"):
                 self.symbol = (sym_space, base.name, addr)
+            elif space == "generic":
+                # A variable used as a generic address means its generic address (ISA 6.4.1
+                # generic addressing): the .shared and .local windows, or the .global/.const
+                # address itself.
+                self.const_addr = addr + operand.offset + _GENERIC_BASE.get(sym_space, 0)
             else:
                 self.const_addr = addr + operand.offset
         elif type(base) is Register:

@@ -343,6 +343,24 @@ SMEM = ".shared .align 4 .b8 smem[4096];"
 READ_IN = " mul.wide.s32 %rd5, %r5, 4; add.s64 %rd6, %rd4, %rd5; ld.global.u32 %r6, [%rd6];\n"
 
 
+def test_a_local_variable_as_a_generic_address_is_not_a_global_access():
+    # st.u32 [lx] is a store to the generic address of lx (ISA 6.4.1): local memory.
+    s = kernel(READ_IN + """
+ st.u32 [lx], %r6; ld.u32 %r7, [lx];
+ add.s64 %rd7, %rd3, %rd5; st.global.u32 [%rd7], %r7;""",
+               decls=".local .align 4 .b8 lx[8];")
+    assert [a.instr.opcode for a in s.accesses if a.space == "generic"] == []
+    assert verdict(s) == "idempotent" and verdict(s, out=IN) == "not_idempotent"
+
+
+def test_a_function_variable_shadows_the_module_variable_of_its_name():
+    # The kernel's own .global buf hides the module's .shared buf: the generic store writes
+    # global memory, at an address the analysis does not follow.
+    s = kernel(READ_IN + " st.u32 [buf], %r6;", before=".shared .align 4 .b8 buf[64];",
+               decls=".global .align 4 .b8 buf[64];")
+    assert verdict(s) != "idempotent", s.reasons
+
+
 def test_a_generic_store_to_shared_memory_is_not_a_global_write():
     s = kernel(READ_IN + """
  mov.u64 %rd20, smem; cvta.shared.u64 %rd21, %rd20;
