@@ -207,6 +207,9 @@ class CompileContext:
                 return lambda st, fr: to_type(st.clock(name), ptype)
             return lambda st, fr: to_type(st.special(name), ptype)
         if kind is Symbol:
+            if operand.name == "WARP_SZ":  # the PTX predefined constant
+                value = immediate_value(32, "int", ptype)
+                return lambda st, fr: value
             space, addr = self.symbol(operand.name)
             value = immediate_value(addr, "int", ptype)
             return lambda st, fr: value

@@ -123,6 +123,7 @@ class _Access:
         self.offset = operand.offset
         self.symbol = None
         self.reg = -1
+        self.wrap32 = False
         self.const_addr = None
         base = operand.base
         if type(base) is Symbol:
@@ -133,6 +134,9 @@ class _Access:
                 self.const_addr = addr + operand.offset
         elif type(base) is Register:
             self.reg = cx.reg(base.name)
+            # A 32-bit register holds a 32-bit address: [%r + imm] wraps modulo 2**32 (nvcc
+            # forms shared addresses as `base - 64*tid` and adds the offset back).
+            self.wrap32 = np.dtype(cx.reg_storage[self.reg]).itemsize <= 4
         elif base is None:
             self.const_addr = operand.offset
         else:
@@ -147,6 +151,8 @@ class _Access:
         a = reg[lanes].astype(_U64)
         if self.offset:
             a = a + _U64(self.offset & 0xFFFFFFFFFFFFFFFF)
+            if self.wrap32:
+                a &= _U64(0xFFFFFFFF)
         return a
 
     def fault(self, st, lanes, err: MemoryFault) -> MemoryFault:
