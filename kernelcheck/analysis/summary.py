@@ -573,8 +573,9 @@ def _describe_base(a: SymbolicAccess) -> str:
     base = _base(a.address)
     if base is not None:
         return base.name
-    if table_entry(a.address) is not None:
-        return "a pointer read from the parameter buffer"
+    entry = table_entry(a.address)
+    if entry is not None:
+        return f"the pointer at parameter byte {render(entry.offset)}"
     return "an unknown base"
 
 
