@@ -18,6 +18,7 @@ __all__: list[str] = []
 
 _U32 = np.uint32
 _U64 = np.uint64
+_ALL64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 # Type groups of the forms (PTX ISA 9.7.1 integer, 9.7.3 float, 9.7.4 half precision).
 INT = "s16 s32 s64 u16 u32 u64"
@@ -186,12 +187,16 @@ def _mul(instr, cx):
 
 
 @register("mul24", form("s32 u32", "lo hi", required=["lo hi"]))
-@register("mad24", form("s32 u32", "lo hi", required=["lo hi"]))
+@register("mad24", form("s32 u32", "lo hi", required=["lo hi"]),
+          form("s32", "hi sat", required=["hi", "sat"]))
 def _mul24(instr, cx):
-    """mul24/mad24 (PTX ISA 9.7.1.6-7): the 48-bit product of the low 24 bits of each
-    operand; ``.lo`` keeps bits 0..31 and ``.hi`` bits 16..47."""
+    """mul24/mad24 (PTX ISA 9.7.1.5-6): the 48-bit product of the low 24 bits of each
+    operand; ``.lo`` keeps bits 0..31 and ``.hi`` bits 16..47. ``mad24.hi.sat.s32``: ".sat
+    limits result of 32-bit signed addition to MININT..MAXINT (no overflow). Applies only to
+    .s32 type in .hi mode": the sum of ``t<47..16>`` (as s32) and ``c`` is clamped."""
     t = _itype(instr, cx)
     hi = "hi" in instr.modifiers
+    sat = "sat" in instr.modifiers
     s = t[0] == "s"
 
     def low24(v):
@@ -208,7 +213,10 @@ def _mul24(instr, cx):
         product = low24(a(st, fr)) * low24(b(st, fr))
         r = ((product >> 16) if hi else product) & 0xFFFFFFFF
         r = r.astype(np.uint32).view(NP_TYPE[t])
-        if c is not None:
+        if sat:
+            wide = r.astype(np.int64) + np.asarray(c(st, fr)).astype(np.int64)
+            r = np.clip(wide, -2**31, 2**31 - 1).astype(np.int32)
+        elif c is not None:
             r = r + c(st, fr)
         put(st, fr, r, mask)
     return run
@@ -491,6 +499,12 @@ def _lop3(instr, cx):
 
 @register("bfe", form("s32 s64 u32 u64"))
 def _bfe(instr, cx):
+    """bfe (PTX ISA 9.7.1 "Integer Arithmetic Instructions: bfe"): ``pos = b & 0xff``,
+    ``len = c & 0xff``; bit ``i`` of ``d`` is ``a[pos+i]`` when ``i < len && pos+i <= msb``,
+    else the sign bit ``sbit``, which is 0 for the unsigned types or ``len == 0`` and
+    ``a[min(pos+len-1, msb)]`` otherwise: "If the start position is beyond the msb of the
+    input, the destination d is filled with the replicated sign bit of the extracted
+    field"."""
     t = _itype(instr, cx)
     dt = NP_TYPE[t]
     bits = 8 * dt.itemsize
@@ -500,27 +514,29 @@ def _bfe(instr, cx):
     put = cx.dst(instr.operands[0], t)
     signed = t[0] == "s"
     ut = UINT_OF_SIZE[dt.itemsize]
+    width_mask = _U64((1 << bits) - 1)
+
+    def low_mask(k):
+        # (1 << k) - 1 for k in 0..64 without a shift by 64 (undefined in C and numpy)
+        return np.where(k == 0, _U64(0), _ALL64 >> (64 - np.maximum(k, 1)).astype(_U64))
 
     def run(st, fr, mask):
-        x = np.asarray(a(st, fr)).astype(dt).view(ut) if np.ndim(a(st, fr)) else \
-            np.asarray(a(st, fr)).astype(dt).astype(ut)
-        pos = np.minimum(np.asarray(b(st, fr)) & 0xFF, bits).astype(np.int64)
-        ln = np.minimum(np.asarray(c(st, fr)) & 0xFF, bits).astype(np.int64)
-        xs = x.astype(object) if bits == 64 else x.astype(np.int64)
-        shape = np.broadcast(x, pos, ln).shape
-        out = np.empty(shape, dtype=np.int64 if bits < 64 else object)
-        xb = np.broadcast_to(xs, shape)
-        pb = np.broadcast_to(pos, shape)
-        lb = np.broadcast_to(ln, shape)
-        # field = (x >> pos) & ((1 << len) - 1), sign bit from bit min(pos+len-1, bits-1)
-        field = (xb >> pb) & ((np.ones(shape, dtype=out.dtype) << lb) - 1)
+        x = np.asarray(a(st, fr)).astype(dt).view(ut).astype(_U64) if np.ndim(a(st, fr)) \
+            else np.asarray(a(st, fr)).astype(dt).astype(ut).astype(_U64)
+        pos = (np.asarray(b(st, fr)).astype(np.int64) & 0xFF)
+        ln = (np.asarray(c(st, fr)).astype(np.int64) & 0xFF)
+        x, pos, ln = np.broadcast_arrays(x, pos, ln)
+        # bits taken from a: those i < len with pos + i <= msb
+        taken = np.clip(np.minimum(ln, bits - pos), 0, bits)
+        shifted = x >> np.minimum(pos, bits - 1).astype(_U64)
+        field = shifted & low_mask(taken)
         if signed:
-            sbit_pos = np.minimum(pb + lb - 1, bits - 1)
-            sbit = np.where(lb == 0, 0, (xb >> np.maximum(sbit_pos, 0)) & 1)
-            ext = np.where(sbit == 1, ((1 << bits) - 1) ^ ((1 << lb) - 1), 0)
-            field = field | ext
-        out[...] = field & ((1 << bits) - 1)
-        put(st, fr, out.astype(np.uint64).astype(ut).view(dt), mask)
+            sbit_pos = np.minimum(pos + ln - 1, bits - 1)
+            sbit = (x >> np.maximum(sbit_pos, 0).astype(_U64)) & _U64(1)
+            fill = (sbit == 1) & (ln > 0)
+            field = np.where(fill, field | (width_mask & ~low_mask(taken)), field)
+        out = (field & width_mask).astype(ut).view(dt)
+        put(st, fr, out, mask)
     return run
 
 

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from kernelcheck.emu.compiler import where
 from kernelcheck.emu.dispatch import form, register
 from kernelcheck.emu.memops import Access, guard_writes
+from kernelcheck.errors import UnsupportedFeature
 from kernelcheck.ir.nodes import Immediate, Register
 
 __all__: list[str] = []
@@ -109,6 +111,7 @@ def _bulk_store(instr, cx):
     size = cx.src(ops[2], "u32")
     probe = Access(instr, cx, ops[0], "global", 16, "write")
     src_probe = Access(instr, cx, ops[1], "shared", 16, "read")
+    where_instr = where(instr, cx.function)
 
     def run(st, fr, mask):
         lanes = st.all_lanes if mask is None else np.nonzero(mask)[0]
@@ -116,7 +119,11 @@ def _bulk_store(instr, cx):
             return
         sizes = np.broadcast_to(np.asarray(size(st, fr)).astype(np.int64), (st.L,))[lanes]
         if (sizes % 16).any():
-            raise cx_error(instr, "a size that is not a multiple of 16")
+            # the size "must be a multiple of 16" (ISA 9.7.9 "Data Movement and Conversion
+            # Instructions: cp.async.bulk"); the ISA gives no result for other sizes, so none
+            # is made up
+            raise UnsupportedFeature(f"'{instr.full_opcode}' with a size that is not a "
+                                     f"multiple of 16", where_instr)
         for k in np.unique(sizes).tolist():
             sel = lanes[sizes == k]
             for chunk in range(0, int(k), 16):
@@ -131,8 +138,3 @@ def _bulk_store(instr, cx):
                     if alloc is not None and st.trace is not None:
                         st.trace.write(alloc, off, 16)
     return run
-
-
-def cx_error(instr, what: str):
-    from kernelcheck.emu.executor import LaunchError
-    return LaunchError(f"'{instr.full_opcode}' with {what}")

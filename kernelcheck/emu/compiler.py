@@ -54,8 +54,8 @@ from kernelcheck.ir.nodes import (
 )
 
 __all__ = ["Op", "CompiledFunction", "CompileContext", "PLAIN", "BRANCH", "EXIT", "RET",
-           "CALL", "BRX", "TRAP", "BARRIER", "OPS", "ASSERT_FAIL", "where", "instruction_type",
-           "assertion_details"]
+           "CALL", "BRX", "TRAP", "BARRIER", "OPS", "ASSERT_FAIL", "INTERNAL_ERRORS", "where",
+           "function_where", "instruction_type", "assertion_details"]
 
 PLAIN, BRANCH, EXIT, RET, CALL, BRX, TRAP, BARRIER = range(8)
 
@@ -76,6 +76,20 @@ declare("bar", form("", "sync cta aligned"), form("", "warp sync", required=["wa
 declare("barrier", form("", "sync cta aligned"))
 
 _TYPES = frozenset(NP_TYPE)
+
+
+#: Python errors an op factory or closure raises on IR it cannot run (operands of a shape it
+#: does not take, a value it cannot represent): each becomes UnsupportedFeature at the
+#: instruction, never a crash.
+INTERNAL_ERRORS = (KeyError, IndexError, ValueError, TypeError, ArithmeticError, AttributeError,
+                   StopIteration, NotImplementedError)
+
+
+def function_where(function: Function) -> str:
+    """Human position of a function: its name and, when known, its PTX line."""
+    if function.pos is not None:
+        return f"{function.name} (PTX line {function.pos.line})"
+    return function.name
 
 
 def where(instr: Instruction, function: Function) -> str:
@@ -184,6 +198,10 @@ class CompileContext:
             return lambda st, fr: value
         if kind is SpecialRegister:
             name = operand.name
+            from kernelcheck.emu.executor import special_register_runs
+            if not special_register_runs(name):
+                raise self.unsupported(f"special register {name} in "
+                                       f"'{self.instr.full_opcode}'")
             if name in ("%clock", "%clock64", "%globaltimer", "%globaltimer_lo",
                         "%globaltimer_hi"):
                 return lambda st, fr: to_type(st.clock(name), ptype)
@@ -249,6 +267,9 @@ def compile_function(function: Function, symbols: dict[str, tuple[str, int]],
     reg_storage: list[np.dtype] = [np.dtype(np.uint32)]
     for name, rtype in function.register_types.items():
         if name not in reg_index:
+            if rtype not in NP_TYPE:
+                raise UnsupportedFeature(f"register {name} of type .{rtype}",
+                                         function_where(function))
             reg_index[name] = len(reg_storage)
             reg_storage.append(storage_dtype(rtype))
     symbols = dict(symbols)
@@ -305,7 +326,7 @@ def _compile_instruction(instr: Instruction, cx: CompileContext, labels: dict[st
     check(instr, where(instr, cx.function))
     try:
         return _compile_checked(instr, cx, labels)
-    except (KeyError, IndexError, ValueError, TypeError, AttributeError, StopIteration) as err:
+    except INTERNAL_ERRORS as err:
         # Operands of a shape the op does not take (too few, a vector where a register
         # belongs, ...): the instruction is not run, never crashed on.
         raise cx.unsupported(f"instruction '{instr.full_opcode}' with operands "
@@ -319,6 +340,10 @@ def _compile_checked(instr: Instruction, cx: CompileContext, labels: dict[str, i
     if instr.guard is not None:
         guard = cx.reg(instr.guard.register)
         negated = instr.guard.negated
+        if cx.reg_storage[guard] != np.bool_:
+            # "@{!}p": the guard is a predicate register (PTX ISA 9.3 "Predicated Execution")
+            raise cx.unsupported(f"guard {instr.guard.register} of '{instr.full_opcode}' "
+                                 f"is not a .pred register")
     op = instr.opcode
     if op == "bra":
         target = instr.operands[0]
@@ -355,7 +380,7 @@ def _guarded(fn, instr: Instruction, function: Function):
     def run(st, fr, mask):
         try:
             return fn(st, fr, mask)
-        except (KeyError, IndexError, ValueError, TypeError, ArithmeticError) as err:
+        except INTERNAL_ERRORS as err:
             raise UnsupportedFeature(f"instruction '{instr.full_opcode}' could not be run "
                                      f"({type(err).__name__}: {err})",
                                      where(instr, function)) from None

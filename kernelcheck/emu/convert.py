@@ -28,7 +28,16 @@ from kernelcheck.emu.narrow import (
     to_odd,
     to_tf32,
 )
-from kernelcheck.emu.values import NP_TYPE, UINT_OF_SIZE, bf16_to_f32, f32_to_bf16, is_float
+from kernelcheck.emu.values import (
+    B128,
+    NP_TYPE,
+    UINT_OF_SIZE,
+    bf16_to_f32,
+    bits_dtype,
+    f32_to_bf16,
+    is_float,
+)
+from kernelcheck.ir.nodes import VectorOperand
 
 __all__ = ["SHARED_WINDOW", "LOCAL_WINDOW", "WINDOW_SIZE"]
 
@@ -40,13 +49,15 @@ LOCAL_WINDOW = 0x7E00_0000_0000
 WINDOW_SIZE = 1 << 32
 
 
-@register("mov", form("pred b16 b32 b64 u16 u32 u64 s16 s32 s64 f32 f64"))
+@register("mov", form("pred b16 b32 b64 b128 u16 u32 u64 s16 s32 s64 f32 f64"))
 def _mov(instr, cx):
     t = next((m for m in instr.modifiers if m in NP_TYPE), None)
     if t is None:
         raise cx.unsupported()
     dest, source = instr.operands[0], instr.operands[1]
     size = NP_TYPE[t].itemsize
+    if size == 16 and VectorOperand in (type(dest), type(source)):
+        return _mov_b128_vector(instr, cx, dest, source)
     if type(dest).__name__ == "VectorOperand":
         # Unpack: mov.b64 {%r1, %r2}, %rd1 (element 0 is the low bits).
         n = len(dest.elements)
@@ -85,6 +96,38 @@ def _mov(instr, cx):
     def mov(st, fr, mask):
         put(st, fr, get(st, fr), mask)
     return mov
+
+
+def _mov_b128_vector(instr, cx, dest, source):
+    """``mov.b128 {a, b}, q`` and ``mov.b128 q, {a, b}`` (PTX ISA 9.7.9.2 mov, the packing
+    form; ``.b128`` since PTX ISA 8.3): the vector's first element is the low part, "pack two
+    64-bit elements into .b128: d = a.x | (a.y << 64)" and "unpack 64-bit elements from
+    .b128: { d.x, d.y } = { a[0..63], a[64..127] }" (four 32-bit elements likewise)."""
+    vector = dest if type(dest) is VectorOperand else source
+    n = len(vector.elements)
+    if n not in (2, 4):
+        raise cx.unsupported(f"'{instr.full_opcode}' of {n} elements")
+    part = 16 // n
+    pt = {4: "b32", 8: "b64"}[part]
+    pdt = bits_dtype(part)
+    if vector is dest:
+        get = cx.src(source, "b128")
+        puts = [cx.dst(e, pt) for e in dest.elements]
+
+        def unpack(st, fr, mask):
+            v = np.asarray(get(st, fr))
+            raw = np.ascontiguousarray(v.reshape(-1)).view(pdt).reshape(-1, n)
+            for k, put in enumerate(puts):
+                put(st, fr, raw[:, k].reshape(v.shape), mask)
+        return unpack
+    gets = [cx.src(e, pt) for e in source.elements]
+    put = cx.dst(dest, "b128")
+
+    def pack(st, fr, mask):
+        parts = np.broadcast_arrays(*[np.asarray(g(st, fr)).astype(pdt) for g in gets])
+        stacked = np.ascontiguousarray(np.stack(parts, axis=-1))
+        put(st, fr, stacked.view(B128).reshape(parts[0].shape), mask)
+    return pack
 
 
 _INT_ROUND = {"rni": np.rint, "rzi": np.trunc, "rmi": np.floor, "rpi": np.ceil}
@@ -212,8 +255,11 @@ def _cvt(instr, cx):
     ddt = NP_TYPE[dt_name]
     if src_float and not dst_float:
         # Float to integer: round with .rni/.rzi/.rmi/.rpi (nvcc always writes one; .rzi
-        # when absent, as C does), NaN gives 0 and out-of-range values saturate (ISA
-        # 9.7.9.21 "Floating Point Conversion" / "float-to-int saturates by default").
+        # when absent, as C does), NaN gives 0 and out-of-range values saturate to the
+        # destination's MININT..MAXINT, infinities included (ISA 9.7.9.21 cvt: "For
+        # float-to-integer conversions, the result is clamped to the destination range by
+        # default; i.e, .sat is redundant", and its example "cvt.s32.f64 j,r; // float-to-int
+        # saturates by default").
         round_fn = _INT_ROUND[irnd or "rzi"]
         info = np.iinfo(ddt)
 
@@ -223,15 +269,20 @@ def _cvt(instr, cx):
                 x = flush(x.astype(NP_TYPE[st_name])).astype(np.float64) if st_name in (
                     "f32", "f16") else x
             r = round_fn(x)
-            r = np.where(np.isnan(r), 0, np.clip(r, info.min, info.max))
             if ddt.itemsize == 8:
-                big = r >= 2.0**63
-                out = np.where(big, 0, r).astype(np.int64)
-                if ddt.kind == "u":
-                    out = out.view(np.uint64) + np.where(big, np.uint64(info.max), np.uint64(0))
-                    out = np.where(big & (r < info.max), np.asarray(r).astype(np.uint64), out)
+                # float64 holds neither INT64_MAX nor UINT64_MAX: clamping to them in floats
+                # gives 2**63 (2**64), which no cast converts. Values at or past the top
+                # (+inf included) take the largest integer, below the bottom the smallest,
+                # NaN 0; only the values in range are cast.
+                top = 2.0**63 if ddt.kind == "i" else 2.0**64
+                above, below = r >= top, r < float(info.min)
+                nan = np.isnan(r)
+                inside = np.where(above | below | nan, 0.0, r)
+                out = np.where(above, ddt.type(info.max),
+                               np.where(below, ddt.type(info.min), inside.astype(ddt)))
                 put(st, fr, out.astype(ddt), mask)
             else:
+                r = np.where(np.isnan(r), 0, np.clip(r, info.min, info.max))
                 put(st, fr, r.astype(ddt), mask)
         return f2i
     if not src_float and dst_float:

@@ -6,8 +6,12 @@ rounded to nearest and its exact error: TwoSum, Dekker's product, the remainder 
 or a square root) and rounded *once* to the instruction's type in its rounding mode
 (:mod:`kernelcheck.emu.narrow`): ``.rn`` ties to even, ``.rz``/``.rm``/``.rp`` are directed,
 for f64 too. ``fma`` rounds once (Boldo and Melquiond's emulation: the exact product, an
-exact sum with ``c``, and the low parts rounded to odd). Exact up to overflow or underflow of
-the float64 intermediate products (operands near the ends of the f64 range).
+exact sum with ``c``, and the low parts rounded to odd; the directed modes take the sign of
+the exact residual). The f64 elements where a float64 intermediate could overflow or
+underflow (an operand, the product or the result near the ends of the range) are computed
+exactly in integers by :mod:`kernelcheck.emu.exactfloat` instead; the narrower types never
+come near the ends of the float64 range. An exact zero sum is -0 under ``.rm`` and +0
+otherwise (IEEE 754 6.3).
 
 Modifiers (ISA 9.7.3.1-9.7.3.12, 9.7.4.1-9.7.4.10):
 
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from kernelcheck.emu.exactfloat import exact
 from kernelcheck.emu.narrow import (
     CANONICAL_NAN,
     directed,
@@ -35,8 +40,8 @@ from kernelcheck.emu.narrow import (
 )
 from kernelcheck.emu.values import bf16_to_f32
 
-__all__ = ["ELEMENT", "decode", "encode", "round_exact", "exact_op", "finish", "minmax",
-           "sign_op"]
+__all__ = ["ELEMENT", "decode", "encode", "round_exact", "exact_op", "rounded", "finish",
+           "minmax", "sign_op"]
 
 _F64 = np.float64
 #: The element type of each float type (packed pairs compute per half).
@@ -128,16 +133,37 @@ def _sqrt(a):
     return q, np.where(np.isfinite(q) & np.isfinite(r), np.sign(r), 0.0)
 
 
+def _exact_sign(*terms):
+    """The sign (-1, 0, 1) of the exact sum of float64 ``terms`` (none overflowing): Shewchuk's
+    Grow-Expansion turns them into a nonoverlapping expansion of the same exact sum, whose
+    largest nonzero component carries its sign."""
+    expansion = [np.asarray(terms[0], _F64)]
+    for term in terms[1:]:
+        q = np.asarray(term, _F64)
+        grown = []
+        for component in expansion:
+            q, h = two_sum(q, component)
+            grown.append(h)
+        grown.append(q)
+        expansion = grown
+    sign = np.zeros(np.shape(expansion[-1]))
+    for component in reversed(expansion):
+        sign = np.where(sign == 0, np.sign(component), sign)
+    return sign
+
+
 def _fma(a, b, c):
+    """f64 fma: ``s`` is ``a*b + c`` rounded once to nearest (Boldo and Melquiond: the exact
+    product ``ph + pl``, the exact sum ``th + tl`` of ``c`` and ``ph``, ``tl + pl`` rounded to
+    odd, then one rounding of the sum); ``err`` has the sign of the exact ``a*b + c - s``,
+    all the directed modes need. Exact while no intermediate overflows or underflows
+    (:func:`_hard` sends the other elements to :mod:`kernelcheck.emu.exactfloat`)."""
     ph, pl = two_prod(a, b)
     th, tl = two_sum(c, ph)
     u, ue = two_sum(tl, pl)
-    v = to_odd(u, ue)
-    s, err = two_sum(th, v)
     with np.errstate(all="ignore"):
-        exact_inf = ~np.isfinite(a * b + c)
-        s = np.where(exact_inf, a * b + c, s)
-    return s, np.where(err != 0, err, ue)
+        s = th + to_odd(u, ue)
+    return s, _exact_sign(ph, pl, c, -s)
 
 
 def _fma_narrow(a, b, c):
@@ -163,6 +189,88 @@ def exact_op(name: str, element: str = "f64"):
     if name == "fma":
         return _fma if element == "f64" else _fma_narrow
     raise ValueError(name)
+
+
+#: Magnitudes past which the float64 error-free transformations may overflow (Dekker's
+#: split of an operand, a product) or lose low bits to underflow.
+_LARGE = 2.0**995
+_SMALL = 2.0**-800
+
+
+def _hard(name: str, parts, s):
+    """Elements of an f64 operation whose float64 computation may not be exact: finite
+    operands with an operand, the product or the result near the ends of the range."""
+    finite = np.ones(np.shape(s), bool)
+    big = np.zeros(np.shape(s), bool)
+    tiny = np.zeros(np.shape(s), bool)
+    for p in parts:
+        a = np.abs(p)
+        finite &= np.isfinite(p)
+        big |= a >= _LARGE
+        tiny |= (a < _SMALL) & (a != 0)
+    with np.errstate(all="ignore"):
+        if name in ("add", "sub"):
+            hard = ~np.isfinite(s)
+        elif name == "mul":
+            m = np.abs(s)
+            hard = big | ~np.isfinite(s) | (m < _SMALL) | (m >= _LARGE)
+        elif name == "fma":
+            m = np.abs(parts[0] * parts[1])
+            r = np.abs(s)
+            hard = big | tiny | (m < _SMALL) | ~(m < _LARGE) | (r < _SMALL) | ~np.isfinite(s)
+        elif name in ("div", "rcp"):
+            divisor = parts[-1]
+            q = np.abs(s)
+            hard = (divisor != 0) & (big | tiny | ((q < _SMALL) & (q != 0)) | ~(q < _LARGE))
+        elif name == "sqrt":
+            hard = (parts[0] > 0) & (big | tiny)
+        else:
+            raise ValueError(name)
+    return finite & hard
+
+
+def rounded(name: str, parts, u: str, mode: str):
+    """The IEEE operation ``name`` of exact float64 element values ``parts`` rounded once to
+    element type ``u`` in ``mode``, as float64 values (PTX ISA 9.7.3 "Floating Point
+    Instructions": ``.rn``, ``.rz``, ``.rm``, ``.rp``; 9.7.3.6 fma "computes the product of
+    a and b to infinite precision and then adds c to this product, again in infinite
+    precision. The resulting value is then rounded").
+
+    Signed zeros follow IEEE 754 6.3: an exact zero sum of opposite signs is +0, except under
+    ``.rm`` where it is -0; the sum of two zeros of one sign keeps it.
+    """
+    parts = np.broadcast_arrays(*[np.asarray(p, _F64) for p in parts])
+    s, err = exact_op(name, u)(*parts)
+    r = round_exact(s, err, u, mode)
+    if name in ("add", "sub", "fma") and mode == "rm":
+        if name == "fma":
+            with np.errstate(all="ignore"):
+                x, y = parts[0] * parts[1], parts[2]
+        else:
+            x, y = parts[0], parts[1] if name == "add" else -parts[1]
+        exact_zero = (s == 0) & (err == 0)
+        plus_zeros = (x == 0) & (y == 0) & ~np.signbit(x) & ~np.signbit(y)
+        r = np.where(exact_zero & ~plus_zeros, -0.0, r)
+    if name == "fma":
+        # An infinite c with finite a and b is the result (their exact product is finite,
+        # however large); with an infinite or NaN a or b the IEEE rules of the product and
+        # the sum apply, as numpy computes them.
+        a, b, c = parts
+        with np.errstate(all="ignore"):
+            special = ~(np.isfinite(a) & np.isfinite(b) & np.isfinite(c))
+            if np.any(special):
+                ieee = np.where(np.isfinite(a) & np.isfinite(b), c, a * b + c)
+                r = np.where(special, ieee, r)
+    if u == "f64":
+        hard = _hard(name, parts, s)
+        if np.any(hard):
+            shape = np.shape(r)
+            flat = np.array(r, _F64).reshape(-1)
+            columns = [p.reshape(-1) for p in parts]
+            for i in np.flatnonzero(hard):
+                flat[i] = exact(name, tuple(float(c[i]) for c in columns), "f64", mode)
+            r = flat.reshape(shape)
+    return r
 
 
 def flush_to_zero(x, u: str):

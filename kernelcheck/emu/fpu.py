@@ -132,7 +132,6 @@ def _exact(instr, cx, t, name, nargs):
     ftz = "ftz" in mods and u in ("f32", "f16")
     sat = "sat" in mods
     relu = "relu" in mods
-    op = fparith.exact_op(name, u)
     if t in ("f32", "f64") and mode == "rn" and not (ftz or sat or relu) and name in _NUMPY:
         # numpy's float32/float64 operations are IEEE, rounded to nearest even: exact as is.
         ufunc = _NUMPY[name]
@@ -158,6 +157,13 @@ def _exact(instr, cx, t, name, nargs):
             with np.errstate(all="ignore"):
                 s, e = two_sum(x * y, z)
             r = round_float(to_odd(s, e), _F32, mode)
+            if mode == "rm":
+                # IEEE 754 6.3: an exact zero sum is -0 under .rm, unless both summands
+                # are +0.
+                with np.errstate(all="ignore"):
+                    p = x * y
+                plus = (p == 0) & (z == 0) & ~np.signbit(p) & ~np.signbit(z)
+                r = np.where((s == 0) & (e == 0) & ~plus, np.float32(-0.0), r)
             if ftz:
                 r = flush(r)
             if np.isnan(r).any():
@@ -171,8 +177,7 @@ def _exact(instr, cx, t, name, nargs):
         for parts in zip(*args, strict=True):
             if ftz:
                 parts = [fparith.flush_to_zero(p, u) for p in parts]
-            s, err = op(*parts)
-            r = fparith.round_exact(s, err, u, mode)
+            r = fparith.rounded(name, parts, u, mode)
             out.append(fparith.finish(r, u, ftz=ftz, sat=sat, relu=relu))
         put(st, fr, fparith.encode(out, t), mask)
     return run

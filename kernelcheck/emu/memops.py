@@ -23,7 +23,7 @@ from kernelcheck.emu.convert import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE
 from kernelcheck.emu.dispatch import form, register
 from kernelcheck.emu.floats import flush
 from kernelcheck.emu.memory import MemoryFault
-from kernelcheck.emu.values import NP_TYPE, UINT_OF_SIZE
+from kernelcheck.emu.values import B128, NP_TYPE, UINT_OF_SIZE, bits_dtype
 from kernelcheck.ir.nodes import Address, Register, Symbol, VectorOperand
 
 __all__ = ["SPACES", "Access", "guard_writes", "space_of_instruction"]
@@ -37,14 +37,21 @@ _U64 = np.uint64
 # emulator reads or writes.
 _LD_TYPES = "b8 b16 b32 b64 u8 u16 u32 u64 s8 s16 s32 s64 f32 f64"
 _LD_SPACES = "global shared shared::cta local param param::entry param::func const"
+#: Name of the raw-bits type of each access width.
+_BITS_T = {1: "b8", 2: "b16", 4: "b32", 8: "b64", 16: "b128"}
 _SCOPES = "cta cluster gpu sys"
 _EVICT = ("L1::evict_normal L1::evict_unchanged L1::evict_first L1::evict_last "
           "L1::no_allocate L2::evict_first L2::evict_last L2::evict_normal L2::cache_hint "
           "L2::64B L2::128B L2::256B")
 _LD_MODS = f"{_LD_SPACES} ca cg cs lu cv nc volatile relaxed acquire weak mmio {_SCOPES} " \
            f"{_EVICT} v2 v4"
-_ST_MODS = f"{_LD_SPACES} wb cg cs wt volatile relaxed release weak mmio {_SCOPES} {_EVICT} " \
-           "v2 v4"
+# st takes neither .const ("Stores to const memory are illegal") nor .param::entry (".ss =
+# { .global, .local, .param{::func}, .shared{::cta, ::cluster} }"), nor the prefetch sizes
+# of ld (ISA 9.7.9.10 st).
+_ST_SPACES = "global shared shared::cta local param param::func"
+_ST_MODS = f"{_ST_SPACES} wb cg cs wt volatile relaxed release weak mmio {_SCOPES} " + \
+    " ".join(m for m in _EVICT.split() if m not in ("L2::64B", "L2::128B", "L2::256B")) + \
+    " v2 v4"
 _ATOM_COMMON = f"global shared shared::cta relaxed acquire release acq_rel {_SCOPES} " \
                "L2::cache_hint"
 _ATOM_FORMS = (
@@ -287,10 +294,10 @@ def _param_read(st, fr, sym, offset, width, count, lanes):
         if len(raw) < width * count:
             raise MemoryFault("read past the end of the kernel parameters", kind="read",
                               space="param", address=start, width=width * count)
-        return [np.full(len(lanes), v) for v in raw.view(UINT_OF_SIZE[width])]
+        return [np.full(len(lanes), v) for v in raw.view(bits_dtype(width))]
     area = fr.params[name]
     cols = area[lanes, offset:offset + width * count]
-    vals = np.ascontiguousarray(cols).view(UINT_OF_SIZE[width])
+    vals = np.ascontiguousarray(cols).view(bits_dtype(width))
     return [vals[:, k] for k in range(count)]
 
 
@@ -316,11 +323,36 @@ def _param_write(st, fr, sym, offset, width, values, lanes):
         raise MemoryFault("store to a kernel parameter", kind="write", space="param")
     area = fr.params[name]
     for k, v in enumerate(values):
-        raw = np.ascontiguousarray(np.asarray(v, dtype=UINT_OF_SIZE[width])).view(np.uint8)
+        raw = np.ascontiguousarray(np.asarray(v, dtype=bits_dtype(width))).view(np.uint8)
         area[lanes, offset + k * width:offset + (k + 1) * width] = raw.reshape(len(lanes), width)
 
 
-@register("ld", form(_LD_TYPES, _LD_MODS), form("b32 u32 s32 f32", _LD_MODS + " v8"))
+def _read(buf: np.ndarray, off: np.ndarray, width: int) -> np.ndarray:
+    """The ``width``-byte values at byte offsets ``off`` of ``buf`` (aligned)."""
+    if width == 16:
+        return np.ascontiguousarray(buf[off[:, None] + _BYTES16]).view(B128).reshape(len(off))
+    return buf.view(UINT_OF_SIZE[width])[off // width]
+
+
+def _write(buf: np.ndarray, off: np.ndarray, width: int, values: np.ndarray) -> None:
+    """Store ``width``-byte values at byte offsets ``off`` of ``buf`` (aligned)."""
+    if width == 16:
+        raw = np.ascontiguousarray(values, dtype=B128).view(np.uint8).reshape(len(off), 16)
+        buf[off[:, None] + _BYTES16] = raw
+        return
+    buf.view(UINT_OF_SIZE[width])[off // width] = values
+
+
+_BYTES16 = np.arange(16)
+# .b128 (PTX ISA 8.3, sm_70+): ld and st of one 128-bit value, no vectors of them (9.7.9.8 ld
+# ".type = { .b8, .b16, .b32, .b64, .b128, ... }", "ld.global.b128 %r0, [gbl]; // 128-bit
+# load").
+_LD_B128 = " ".join(m for m in _LD_MODS.split() if m not in ("v2", "v4"))
+_ST_B128 = " ".join(m for m in _ST_MODS.split() if m not in ("v2", "v4"))
+
+
+@register("ld", form(_LD_TYPES, _LD_MODS), form("b32 u32 s32 f32", _LD_MODS + " v8"),
+          form("b128", _LD_B128))
 @register("ldu", form(_LD_TYPES, "global v2 v4"))
 def _ld(instr, cx):
     t = instruction_type(instr)
@@ -329,11 +361,11 @@ def _ld(instr, cx):
     dest = instr.operands[0]
     count = _vector_count(instr, dest)
     width = NP_TYPE[t].itemsize
-    ut = UINT_OF_SIZE[width]
+    ut = bits_dtype(width)
     space = _space(instr)
     acc = _Access(instr, cx, instr.operands[1], space, width * count, "read")
     elements = dest.elements if type(dest) is VectorOperand else (dest,)
-    bits_t = {1: "b8", 2: "b16", 4: "b32", 8: "b64"}[width]
+    bits_t = _BITS_T[width]
     puts = [cx.dst(e, t if t[0] == "s" else bits_t) for e in elements]
     sdt = NP_TYPE[t] if t[0] == "s" else ut
     tracing_space = space in ("global", "generic", "const")
@@ -349,10 +381,8 @@ def _ld(instr, cx):
         else:
             vals = [np.zeros(len(lanes), dtype=ut) for _ in range(count)]
             for buf, off, pos, alloc in acc.locate(st, fr, lanes):
-                view = buf.view(ut)
-                idx = off // width
                 for k in range(count):
-                    vals[k][pos] = view[idx + k]
+                    vals[k][pos] = _read(buf, off + k * width, width)
                 if alloc is not None and st.trace is not None and tracing_space:
                     st.trace.read(alloc, off, width * count)
         for put, v in zip(puts, vals, strict=True):
@@ -361,7 +391,8 @@ def _ld(instr, cx):
     return run
 
 
-@register("st", form(_LD_TYPES, _ST_MODS), form("b32 u32 s32 f32", _ST_MODS + " v8"))
+@register("st", form(_LD_TYPES, _ST_MODS), form("b32 u32 s32 f32", _ST_MODS + " v8"),
+          form("b128", _ST_B128))
 def _st(instr, cx):
     t = instruction_type(instr)
     if t is None:
@@ -369,11 +400,11 @@ def _st(instr, cx):
     data = instr.operands[1]
     count = _vector_count(instr, data)
     width = NP_TYPE[t].itemsize
-    ut = UINT_OF_SIZE[width]
+    ut = bits_dtype(width)
     space = _space(instr)
     acc = _Access(instr, cx, instr.operands[0], space, width * count, "write")
     elements = data.elements if type(data) is VectorOperand else (data,)
-    bits_t = {1: "b8", 2: "b16", 4: "b32", 8: "b64"}[width]
+    bits_t = _BITS_T[width]
     gets = [cx.src(e, bits_t) for e in elements]
     tracing_space = space in ("global", "generic")
 
@@ -392,10 +423,8 @@ def _st(instr, cx):
         if st.mem.write_guard is not None:
             guard_writes(st, acc, lanes, pieces)
         for buf, off, pos, alloc in pieces:
-            view = buf.view(ut)
-            idx = off // width
             for k in range(count):
-                view[idx + k] = vals[k][pos]
+                _write(buf, off + k * width, width, vals[k][pos])
             if alloc is not None and st.trace is not None and tracing_space:
                 st.trace.write(alloc, off, width * count)
     return run
@@ -467,7 +496,8 @@ def _atom(instr, cx):
                                             combine if alloc is None else global_combine)
                 if alloc is not None and st.trace is not None and tracing_space:
                     st.trace.atomic(alloc, off + k * width, info, vbs[k][pos])
-        for put, old in zip(puts, olds, strict=True):
+        # red has no destination (puts is empty): the olds are not written anywhere.
+        for put, old in zip(puts, olds, strict=bool(puts)):
             put(st, fr, _scatter_full(st, old, lanes, mask, edt), mask)
     return run
 

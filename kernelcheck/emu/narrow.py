@@ -100,7 +100,8 @@ def directed(s, err, mode: str):
     if not np.any(step):
         return s
     toward = np.where(err > 0, np.inf, -np.inf)
-    return np.where(step, np.nextafter(s, toward), s)
+    with np.errstate(over="ignore"):  # the step past the largest finite value is infinity
+        return np.where(step, np.nextafter(s, toward), s)
 
 
 def round_float(exact, dtype, mode: str):

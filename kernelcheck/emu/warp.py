@@ -133,8 +133,9 @@ def _match(instr, cx):
         if all_mode:
             equal = bits == members[:, None]
             allsame = np.all(equal | ~active, axis=1)
-            out = np.where(allsame[:, None], members[:, None], _U32(0))
-            put(st, fr, out.reshape(-1), mask)
+            # d is membermask (here: the executing lanes) in every lane of the warp, or 0.
+            out = np.repeat(np.where(allsame, members, _U32(0)), 32)
+            put(st, fr, out, mask)
             if pput is not None:
                 pput(st, fr, np.repeat(allsame, 32), mask)
         else:

@@ -79,3 +79,45 @@ def test_wrong_operand_shapes_never_crash(opcode):
 
 def test_the_package_exports_dispatch_entries():
     assert kernelcheck.emu.dispatch_entries is dispatch_entries
+
+
+@pytest.mark.parametrize("line,needle", [
+    # a vector special register without its component, and ones the emulator gives no value
+    ("mov.u32 %r1, %tid;", "special register %tid"),
+    ("mov.u32 %r1, %envreg3;", "special register %envreg3"),
+    ("mov.u32 %r1, %clock_hi;", "special register %clock_hi"),
+    # a guard that is not a predicate register
+    ("@%r1 add.u32 %r2, %r2, 1;", "guard %r1"),
+])
+def test_what_cannot_run_is_unsupported_at_load_with_its_place(line, needle):
+    ptx = HEAD + f".visible .entry k(.param .u64 out) {{ {REGS}\n{line}\nret; }}"
+    with pytest.raises(UnsupportedFeature, match=needle.replace(".", r"\.")) as err:
+        Emulator().load_module(ptx)
+    assert err.value.where.startswith("k: instruction 0")
+
+
+def test_a_register_type_without_storage_is_unsupported_at_its_function():
+    # The PTX front end has no such declaration; another front end (or a program) may.
+    from dataclasses import replace
+
+    from kernelcheck.ir.nodes import RegisterDecl
+    from kernelcheck.ptx.parser import parse_ptx
+    module = parse_ptx(HEAD + ".visible .entry k() { .reg .b32 %n; ret; }")
+    function = module.functions[0]
+    body = tuple(replace(s, type="u4") if type(s) is RegisterDecl else s for s in function.body)
+    odd = replace(module, items=tuple(replace(function, body=body) if i is function else i
+                                      for i in module.items))
+    with pytest.raises(UnsupportedFeature, match=r"register %n of type \.u4") as err:
+        Emulator().load_module(odd)
+    assert err.value.where.startswith("k (PTX line")
+
+
+def test_a_bulk_copy_of_a_size_the_isa_leaves_undefined_is_unsupported_where_it_runs():
+    ptx = HEAD + (".shared .align 16 .b8 smem[64];\n.visible .entry k(.param .u64 out) {"
+                  f" {REGS} ld.param.u64 %rd1, [out]; mov.u32 %r1, 8;"
+                  " cp.async.bulk.global.shared::cta.bulk_group [%rd1], [smem], %r1; ret; }")
+    emu = Emulator()
+    program = emu.load_module(ptx)
+    with pytest.raises(UnsupportedFeature, match="multiple of 16") as err:
+        emu.launch(program, "k", grid=(1,), block=(1,), params=[emu.alloc(64)])
+    assert "instruction 2" in err.value.where
