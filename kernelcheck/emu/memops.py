@@ -313,7 +313,7 @@ def _kparam_read(st, offsets, width, count):
     out = []
     for k in range(count):
         idx = offsets.astype(np.int64)[:, None] + k * width + np.arange(width)
-        out.append(raw[idx].copy().view(UINT_OF_SIZE[width]).reshape(len(offsets)))
+        out.append(np.ascontiguousarray(raw[idx]).view(bits_dtype(width)).reshape(len(offsets)))
     return out
 
 
