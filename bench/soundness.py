@@ -1,7 +1,7 @@
 """Soundness of the static verdicts against the emulator oracle, at scale.
 
 Run: ``python bench/soundness.py [--instances 60] [--seed 1] [--flavours sm_80,sm_90,nvrtc]
-[--sass]``
+[--sass] [--sources tensor_lists.cu,...]``
 
 For every fixture kernel and every PTX flavour, draws ``--instances`` random instances
 (sizes, grid shapes and the six pointer placements in turn: disjoint, adjacent, aliased,
@@ -14,7 +14,8 @@ Exits with status 1 when any false `idempotent` is found.
 ``--sass`` takes the verdicts from the SASS of the same kernels instead
 (fixtures/cubin/<flavour>/, lifted by :mod:`kernelcheck.sass.lift`; flavours sm_80 and
 sm_90): the emulator still runs the PTX as the oracle, and the SASS verdict provider gets
-the same parameter buffer (the parameters by position).
+the same parameter buffer (the parameters by position). ``--sources`` keeps the kernels of
+the named fixture sources (fixtures/src/) only.
 """
 
 from __future__ import annotations
@@ -64,7 +65,11 @@ def main() -> int:
                               "sm_80,sm_90)")
     options.add_argument("--sass", action="store_true",
                          help="verdicts from the lifted SASS of fixtures/cubin/<flavour>")
+    options.add_argument("--sources", default=None,
+                         help="only the kernels of these fixture sources (comma-separated, "
+                              "e.g. tensor_lists.cu)")
     args = options.parse_args()
+    sources = set(args.sources.split(",")) if args.sources else None
     if args.flavours is None:
         args.flavours = "sm_80,sm_90" if args.sass else "sm_80,sm_90,nvrtc"
 
@@ -75,7 +80,7 @@ def main() -> int:
         providers: dict[Path, object] = {}
         for kernel in sorted(expected()):
             path = _path(kernel, flavour)
-            if path is None:
+            if path is None or sources and expected()[kernel]["source"] not in sources:
                 continue
             if path not in providers:
                 names = {entry_name(path, k): expected()[k]["param_names"]
