@@ -326,8 +326,11 @@ def _self_clobber(reads, writes, guarded_by, assumed=frozenset()) -> tuple[tuple
     candidates = []
     for w in writes:
         for r in reads:
-            if (r.call_path == w.call_path
-                    and r.function == w.function and r.instr.index < w.instr.index
+            # Program order across inlined calls: the positions (call site indices, then
+            # the instruction's index) compare as tuples, so at the first level where they
+            # differ both indices are of one function, as for two accesses of one body
+            # (a read inside a call at #5 comes before a write at #7 of the caller).
+            if (r.call_path + (r.instr.index,) < w.call_path + (w.instr.index,)
                     and set(r.guard) - assumed == set(w.guard) - assumed):
                 if r.address == w.address and r.width == w.width:
                     return (r, w), 0.0

@@ -187,9 +187,14 @@ class _Walker:
 
     def __init__(self, module: Module, function: Function, depth: int, loop_base: int,
                  param_terms: dict | None, call_path: tuple[int, ...], entry_guard=(),
-                 keys: list[int] | None = None):
+                 keys: list[int] | None = None, entry_registers=None):
         self.module = module
         self.function = function
+        # Values of the callee's .reg parameters (ISA 5.1.6.4): (registers, predicates).
+        self.entry_registers = entry_registers or ({}, {})
+        # Generic and global addresses wrap at the module's address size (ISA 11.1.3,
+        # .address_size): with 32, `[%r1+8]` reaches (%r1 + 8) mod 2**32.
+        self.address_bits = 32 if module.address_size == 32 else 64
         self.depth = depth
         self.loop_base = loop_base
         self.param_terms = param_terms  # callee: name -> {offset: term}; kernel: None
@@ -267,10 +272,23 @@ class _Walker:
         assumed: dict[int, set[str]] = {}
         stopping = {node for node in order if node not in (ENTRY, "exit") and any(
             _ends_thread(self.module, i) for i in block_of[node].instructions)}
+        # A block every path from which ends the thread stops too (an assertion's failing
+        # path split into several blocks by labels nobody branches to).
+        grown = True
+        while grown:
+            grown = False
+            for node in order:
+                if node in (ENTRY, "exit") or node in stopping:
+                    continue
+                successors = list(cfg.successors(node))
+                if successors and all(s in stopping for s in successors):
+                    stopping.add(node)
+                    grown = True
         for node in order:
             if node in (ENTRY, "exit"):
                 if node == ENTRY:
-                    out[ENTRY] = _State({}, {}, self.entry_guard, set())
+                    regs, preds = self.entry_registers
+                    out[ENTRY] = _State(dict(regs), dict(preds), self.entry_guard, set())
                 continue
             preds = [p for p in cfg.predecessors(node) if (p, node) not in back and p in out]
             incoming = []
@@ -816,7 +834,8 @@ class _Walker:
         if instr.guard is not None:
             guard = guard + (self._guard_pred(instr, state),)
         self.accesses.append(SymbolicAccess(
-            instr, self.function.name, kind, space, wrap(address, 64, False), width or 0,
+            instr, self.function.name, kind, space, wrap(address, self.address_bits, False),
+            width or 0,
             guard, value, atomic_op, used, self.call_path))
 
     # ------------------------------------------------------------------ calls
@@ -850,8 +869,20 @@ class _Walker:
         args = operands[1].elements if len(operands) > 1 and type(
             operands[1]) is ParenList else ()
         bindings: dict[str, dict[int, Term]] = {}
+        registers: dict = {}
+        predicates: dict = {}
         for param, arg in zip(callee.params, args, strict=False):
-            if type(arg) is Symbol:
+            if param.space == "reg":
+                # A .reg parameter holds the argument's value (ISA 5.1.6.4).
+                if callee.register_types.get(param.name) == "pred":
+                    predicates[param.name] = state.preds[arg.name] if type(
+                        arg) is Register and arg.name in state.preds else POpaque(
+                        f"arg:{param.name}")
+                else:
+                    value = self._value(arg, state)
+                    registers[param.name] = value if isinstance(value, Term) else Opaque(
+                        f"arg:{param.name}", 64)
+            elif type(arg) is Symbol:
                 bindings[param.name] = dict(self.callparams.get(arg.name, {}))
         guard = state.guard + ((self._guard_pred(instr, state),) if instr.guard else ())
         # Loop keys (header block + base) must differ between every inlined body, so the
@@ -859,7 +890,8 @@ class _Walker:
         base = self.keys[0]
         self.keys[0] += len(callee.blocks) + 1
         inner = _Walker(self.module, callee, self.depth + 1, base, bindings,
-                        self.call_path + (instr.index,), guard, self.keys)
+                        self.call_path + (instr.index,), guard, self.keys,
+                        (registers, predicates))
         inner.run()
         self.assumed |= inner.assumed
         self.loads.extend(inner.loads)
@@ -879,8 +911,17 @@ class _Walker:
                     if name == ret_param.name and type(ret_arg) is Symbol:
                         self.last_pending.setdefault((ret_arg.name, offset), []).append(
                             first + k)
+        for ret_param, ret_arg in zip(callee.return_params, rets, strict=False):
+            if ret_param.space == "reg" and type(ret_arg) is Register:
+                # A .reg return value: not followed through the callee, so opaque.
+                if self.function.register_types.get(ret_arg.name) == "pred":
+                    state.preds[ret_arg.name] = POpaque(f"call@{instr.index}")
+                else:
+                    self._assign(instr, state, ret_arg.name,
+                                 Opaque(f"call@{instr.index}", 64))
         self.callparams = {}
-        state.stack.clear()  # the callee may write this frame through an escaped pointer
+        if any(may_write_local(i) for i in callee.instructions):
+            state.stack.clear()  # the callee may write this frame through an escaped pointer
 
     # ------------------------------------------------------------------ loops
     def _resolve_loops(self, cfg, loops, back, idom, out) -> dict:

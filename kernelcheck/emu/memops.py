@@ -535,19 +535,32 @@ def _isspacep(instr, cx):
     return run
 
 
+# Instructions with no effect on the emulator's state. The fences order memory accesses
+# (ISA 9.7.13.4 membar/fence), and the emulator performs every access in program order when
+# it is issued, so every order a fence asks for already holds. That includes the proxy fence
+# ``fence.proxy.async``, which orders generic-proxy accesses (the st.shared that fill a
+# buffer) with async-proxy ones (the cp.async.bulk that reads it): the emulator's bulk copies
+# complete when they are issued (kernelcheck.emu.asynccopy), after every earlier store. The
+# cache hints (prefetch, discard, applypriority, createpolicy) change no value a program can
+# read: the policy createpolicy writes is opaque (9.7.9.18: "an opaque 64-bit register"), so
+# it is zero here, and the ``.global`` of ``createpolicy.range.global`` only names the state
+# space of ``[a]``, an address createpolicy does not access.
 @register("pmevent", form("", "mask"))
 @register("brkpt", form(""))
 @register("setmaxnreg", form("u32", "inc dec sync aligned", required=["inc dec"]))
 @register("prefetch", form("", "global local L1 L2 L2::evict_last L2::evict_normal tensormap",
                             required=["L1 L2 L2::evict_last L2::evict_normal tensormap"]))
 @register("prefetchu", form("", "L1", required=["L1"]))
-@register("fence", form("", "sc acq_rel " + _SCOPES, required=["sc acq_rel"]))
+@register("fence", form("", "sc acq_rel " + _SCOPES, required=["sc acq_rel"]),
+          form("", "proxy async shared::cta", required=["proxy", "async"]))
 @register("membar", form("", "cta gl sys", required=["cta gl sys"]))
 @register("nanosleep", form("u32"))
 @register("discard", form("", "global L2", required=["L2"]))
 @register("applypriority", form("", "global L2::evict_normal", required=["L2::evict_normal"]))
 @register("createpolicy", form("b64", "fractional range L2::evict_last L2::evict_normal "
-                                      "L2::evict_first L2::evict_unchanged"))
+                                      "L2::evict_first L2::evict_unchanged"),
+          form("b64", "range global L2::evict_last L2::evict_normal L2::evict_first "
+                      "L2::evict_unchanged", required=["range"]))
 @register("griddepcontrol", form("", "launch_dependents wait",
                                  required=["launch_dependents wait"]))
 def _noop(instr, cx):

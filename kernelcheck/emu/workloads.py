@@ -197,6 +197,10 @@ _inplace("inplace_add_one", "a", F32, lambda a, p: a + F32(1))
 _inplace("inplace_scale", "a", F32, lambda a, p: a * F32(p["s"]))
 _inplace("_ZN2kc19scale_shift_inplaceEPfffi", "a", F32,
          lambda a, p: a * F32(p["s"]) + F32(p["t"]))
+# inline_asm.cu: a[i] + 1 in inline PTX blocks with shadowing scoped registers.
+_inplace("asm_shadow_rmw", "a", U32, lambda a, p: a + U32(1))
+_inplace("asm_guarded_increment", "a", U32, lambda a, p: a + U32(1))
+_reg_map("asm_shadow_disjoint", "out", ["in"], U32, lambda a, p, k: a + U32(1))
 
 
 def _two_in_place(name, y, x, dtype, fn, **kw):
