@@ -1,7 +1,7 @@
 """Soundness of the static verdicts against the emulator oracle, at scale.
 
 Run: ``python bench/soundness.py [--instances 60] [--seed 1] [--flavours sm_80,sm_90,nvrtc]
-[--sass]``
+[--sass] [--sources tensor_lists.cu,...]``
 
 For every fixture kernel and every PTX flavour, draws ``--instances`` random instances
 (sizes, grid shapes and the six pointer placements in turn: disjoint, adjacent, aliased,

@@ -1,8 +1,10 @@
 """The oracle's taint follows values through calls (kernelcheck/emu/taint.py).
 
-An `atom.exch` of a value loaded from memory is not idempotent in effect: memory may hold
-another value when the launch runs again. A device function's parameter is tainted only if
-a call passes it a tainted value, and a value a call returns is tainted if the callee's is.
+An `atom.exch` of a value loaded through a generic address is not idempotent in effect: the
+address may reach shared memory, which holds another value when the launch runs again (a
+plain global load is a read the oracle records, and does not taint). A device function's
+parameter is tainted only if a call passes it a tainted value, and a value a call returns is
+tainted if the callee's is.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ CALLS = HEADER + """
 {
   .reg .b64 %rd<2>; .reg .b32 %r<2>;
   ld.param.b64 %rd1, [p];
-  ld.global.u32 %r1, [%rd1];
+  ld.u32 %r1, [%rd1];
   st.param.b32 [rv], %r1;
   ret;
 }
