@@ -211,9 +211,11 @@ class CompileContext:
         if kind is Symbol or kind is Expression:
             name, offset = _symbol_offset(operand)
             space, addr = self.symbol(name)
-            if space in ("kparam", "param", "label"):
-                # The address of a parameter lives in the .param state space (ISA 5.1.6),
-                # which the emulator does not address through registers.
+            if space in ("param", "label"):
+                # The address of a device function's parameter lives in the .param state
+                # space (ISA 5.1.6), which the emulator does not address through registers.
+                # A kernel parameter's address is its offset in the parameter buffer, which
+                # ld.param through a register reads (memops).
                 what = {"label": "label"}.get(space, "parameter")
                 raise self.unsupported(f"the address of {what} {name} as a value")
             value = immediate_value(addr + offset, "int", ptype)

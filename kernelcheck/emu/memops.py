@@ -125,6 +125,7 @@ class _Access:
         self.offset = operand.offset
         self.symbol = None
         self.reg = -1
+        self.wrap32 = False
         self.const_addr = None
         base = operand.base
         if type(base) is Symbol:
@@ -140,12 +141,21 @@ class _Access:
                 self.const_addr = addr + operand.offset
         elif type(base) is Register:
             self.reg = cx.reg(base.name)
+            # A 32-bit register holds a 32-bit address: [%r + imm] wraps modulo 2**32 (nvcc
+            # forms shared addresses as `base - 64*tid` and adds the offset back).
+            self.wrap32 = np.dtype(cx.reg_storage[self.reg]).itemsize <= 4
         elif base is None:
             self.const_addr = operand.offset
         else:
             raise cx.unsupported(f"address base {base!r}")
+        #: ``ld.param [%r+imm]`` in a kernel: ``%r`` holds an address in the kernel's
+        #: parameter space (``mov.b64 %r, k_param_0`` gives the parameter's offset in the
+        #: buffer, the address the emulator gives a kernel parameter symbol).
+        self.kparam_reg = False
         if self.symbol is None and space == "param":
-            raise cx.unsupported("ld/st.param through a register address")
+            if kind != "read" or self.reg < 0 or not cx.function.is_kernel:
+                raise cx.unsupported("ld/st.param through a register address")
+            self.kparam_reg = True
 
     def addresses(self, st, fr, lanes) -> np.ndarray:
         if self.const_addr is not None:
@@ -154,6 +164,8 @@ class _Access:
         a = reg[lanes].astype(_U64)
         if self.offset:
             a = a + _U64(self.offset & 0xFFFFFFFFFFFFFFFF)
+            if self.wrap32:
+                a &= _U64(0xFFFFFFFF)
         return a
 
     def fault(self, st, lanes, err: MemoryFault) -> MemoryFault:
@@ -302,6 +314,22 @@ def _param_read(st, fr, sym, offset, width, count, lanes):
     return [vals[:, k] for k in range(count)]
 
 
+def _kparam_read(st, offsets, width, count):
+    """Values of ``count`` consecutive ``width``-byte elements of the kernel parameter
+    buffer at each lane's byte offset (a by-value array indexed per thread)."""
+    raw = np.asarray(st.params, dtype=np.uint8)
+    # Offsets are unsigned 64-bit: a negative index is a huge one, past the end.
+    end = int(offsets.max()) + width * count if len(offsets) else 0
+    if len(offsets) and end > len(raw):
+        raise MemoryFault("read past the end of the kernel parameters", kind="read",
+                          space="param", address=int(offsets.max()), width=width * count)
+    out = []
+    for k in range(count):
+        idx = offsets.astype(np.int64)[:, None] + k * width + np.arange(width)
+        out.append(np.ascontiguousarray(raw[idx]).view(bits_dtype(width)).reshape(len(offsets)))
+    return out
+
+
 def _param_write(st, fr, sym, offset, width, values, lanes):
     sym_space, name, _ = sym
     if sym_space == "kparam":
@@ -361,6 +389,8 @@ def _ld(instr, cx):
             return
         if acc.symbol is not None:
             vals = _param_read(st, fr, acc.symbol, acc.offset, width, count, lanes)
+        elif acc.kparam_reg:
+            vals = _kparam_read(st, acc.addresses(st, fr, lanes), width, count)
         else:
             vals = [np.zeros(len(lanes), dtype=ut) for _ in range(count)]
             for buf, off, pos, alloc in acc.locate(st, fr, lanes):
