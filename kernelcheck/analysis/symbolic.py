@@ -143,21 +143,24 @@ class SymbolicKernel:
 class _State:
     """Per-block facts: register terms, predicates, the path guard, window pointers, and the
     local-stack facts of :mod:`kernelcheck.analysis.stack` (``frames``: registers holding a
-    depot address; ``stack``: depot slot -> (stored term, width))."""
+    depot address; ``stack``: depot slot -> (stored term, width)); ``flags``: registers
+    holding a predicate as one of two constants (``selp.u32 %r, 1, 0, %p``), name ->
+    ``(predicate, bits, value if true, value if false)``."""
 
-    __slots__ = ("regs", "preds", "guard", "shared", "frames", "stack")
+    __slots__ = ("regs", "preds", "guard", "shared", "frames", "stack", "flags")
 
-    def __init__(self, regs, preds, guard, shared, frames=None, stack=None):
+    def __init__(self, regs, preds, guard, shared, frames=None, stack=None, flags=None):
         self.regs = regs
         self.preds = preds
         self.guard = guard
         self.shared = shared
         self.frames = {} if frames is None else frames
         self.stack = {} if stack is None else stack
+        self.flags = {} if flags is None else flags
 
     def copy(self) -> _State:
         return _State(dict(self.regs), dict(self.preds), self.guard, set(self.shared),
-                      dict(self.frames), dict(self.stack))
+                      dict(self.frames), dict(self.stack), dict(self.flags))
 
 
 def _ends_thread(module: Module, instr: Instruction) -> bool:
@@ -307,6 +310,7 @@ class _Walker:
                 regs, predicates = loop_defs[node]
                 for name in regs:
                     state.regs[name] = LoopVar(self.loop_base + node, name)
+                    state.flags.pop(name, None)
                 for name in predicates:
                     state.preds[name] = POpaque(f"loop{node}:{name}")
                 state.shared -= demoted[node]
@@ -481,6 +485,7 @@ class _Walker:
         if instr.opcode == "setp" and type(first) is PredicatePair:
             p = semantics.compare_predicate(instr, srcs[0], srcs[1]) if len(srcs) >= 2 and all(
                 isinstance(s, Term) for s in srcs[:2]) else POpaque(f"setp@{instr.index}")
+            p = self._flag_test(instr, state, srcs) or p
             if len(srcs) == 3 and isinstance(srcs[2], Pred):
                 p = semantics.combine_setp(instr, p, srcs[2])
             self._assign_pred(instr, state, first.first.name, p)
@@ -490,6 +495,7 @@ class _Walker:
         if instr.opcode == "setp" and type(first) is Register:
             p = semantics.compare_predicate(instr, srcs[0], srcs[1]) if all(
                 isinstance(s, Term) for s in srcs[:2]) else POpaque(f"setp@{instr.index}")
+            p = self._flag_test(instr, state, srcs) or p
             if len(srcs) == 3 and isinstance(srcs[2], Pred):
                 p = semantics.combine_setp(instr, p, srcs[2])
             self._assign_pred(instr, state, first.name, p)
@@ -523,10 +529,50 @@ class _Walker:
                 term = self._fresh(made.tag + (f".{k}" if k else ""), made.bits, made.memory)
             window = len(targets) == 1 and window_pointer(instr, state.shared, srcs)
             self._assign(instr, state, name, term, window)
+            if instr.opcode == "selp" and instr.guard is None and len(srcs) == 3 and all(
+                    type(x) is Const for x in srcs[:2]) and isinstance(srcs[2], Pred):
+                bits = semantics._bits(semantics.instruction_type(instr))
+                if bits:
+                    state.flags[name] = (srcs[2], bits, srcs[0].value, srcs[1].value)
         if len(targets) == 1:
             slot = frame_slot(instr, state.frames, self.local_syms)
             if slot is not None:
                 state.frames[targets[0]] = slot
+
+    def _flag_test(self, instr: Instruction, state: _State, srcs) -> Pred | None:
+        """The predicate of ``setp.eq``/``setp.ne`` comparing a flag register (a ``selp``
+        of two constants on ``p``, see :class:`_State`) with a constant: ``p``, ``!p`` or a
+        constant, where the comparison alone would only see the join of the two values.
+
+        Exact: the register holds the first constant exactly when ``p`` held at the
+        ``selp`` (a predicate is a fact about values, true wherever they flow), and a
+        comparison of ``bits`` bits or fewer sees the low bits of that constant.
+        """
+        ops = instr.operands
+        cmp = next((m for m in instr.modifiers if m in ("eq", "ne")), None)
+        ty = semantics.instruction_type(instr) or ""
+        bits = semantics._bits(ty)
+        if cmp is None or not bits or ty[:1] not in "bus" or len(srcs) < 2 or len(ops) < 3:
+            return None
+        for reg, other in ((ops[1], srcs[1]), (ops[2], srcs[0])):
+            flag = state.flags.get(reg.name) if type(reg) is Register else None
+            if flag is None or type(other) is not Const or flag[1] < bits:
+                continue
+            p, _, if_true, if_false = flag
+            mask = (1 << bits) - 1
+            k = other.value & mask
+            hit_true, hit_false = (if_true & mask) == k, (if_false & mask) == k
+            if hit_true and hit_false:
+                eq = PConst(True)
+            elif not hit_true and not hit_false:
+                eq = PConst(False)
+            else:
+                eq = p if hit_true else pred_not(p)
+            out = eq if cmp == "eq" else pred_not(eq)
+            if len(srcs) == 3 and isinstance(srcs[2], Pred):
+                out = semantics.combine_setp(instr, out, srcs[2])
+            return out
+        return None
 
     def _assign(self, instr, state: _State, name: str, term: Term, window: bool = False) -> None:
         """Bind ``name`` to ``term``; ``window``: the value provably points into the shared
@@ -543,6 +589,7 @@ class _Walker:
                 term = Join((_gated(old, pred_not(p)), _gated(term, p)))
         state.regs[name] = term
         state.frames.pop(name, None)  # re-established by _define for depot addresses
+        state.flags.pop(name, None)  # re-established by _define for selp of constants
         if window:
             state.shared.add(name)
         else:
@@ -1211,7 +1258,10 @@ def _merge(states: list[_State]) -> _State:
     guard = tuple(g for g in states[0].guard if all(g in s.guard for s in states[1:]))
     shared = set.intersection(*(s.shared for s in states))
     frames = merge_slots([s.frames for s in states])
-    return _State(regs, preds, guard, shared, frames, merge_slots([s.stack for s in states]))
+    flags = {name: f for name, f in states[0].flags.items()
+             if all(s.flags.get(name) == f for s in states[1:])}
+    return _State(regs, preds, guard, shared, frames, merge_slots([s.stack for s in states]),
+                  flags)
 
 
 def _step_of(var: LoopVar, latch_values, key: int) -> Term | None:

@@ -1,0 +1,73 @@
+"""Precision rules checked on hand-written PTX kernels: the facts each rule adds, and the
+cases where it must add none.
+
+The kernels take ``out``, ``in`` (pointers) and ``n`` (an int); the prologue of
+:mod:`tests.analysis.test_rules` loads them into ``%rd3``, ``%rd4`` and ``%r1`` and the global
+thread index into ``%r5``. Expected verdicts are decided by reading the kernels.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.analysis.test_rules import IN, kernel, verdict
+
+# A guard passed as an integer (CUTLASS's predicated loads and stores): the flag
+# ``selp.u32 g, 1, 0, i < n`` tested again by ``setp.ne.b32 q, g, 0``.
+FLAG = """
+ setp.lt.s32 %p1, %r5, %r1;
+ selp.u32 %r9, 1, 0, %p1;
+ {between}
+ mul.wide.s32 %rd5, %r5, 4;
+ add.s64 %rd6, %rd4, %rd5; add.s64 %rd7, %rd3, %rd5;
+ setp.{cmp}.b32 %p2, %r9, {k};
+ @%p2 ld.global.u32 %r6, [%rd6];
+ @%p2 st.global.u32 [%rd7], %r6;
+"""
+
+
+@pytest.mark.parametrize("cmp, k", [("ne", 0), ("eq", 1)])
+def test_a_flag_of_constants_tested_again_is_the_original_guard(cmp, k):
+    s = kernel(FLAG.format(between="", cmp=cmp, k=k))
+    assert s.kernel_class == "conditional"
+    # n = 100 of 256 threads: out[0, 100) and in[0, 100) only.
+    assert verdict(s, out=IN + 400, n=100) == "idempotent"
+    assert verdict(s, out=IN + 396, n=100) == "not_idempotent"
+
+
+def test_a_flag_tested_for_its_false_value_is_the_negated_guard():
+    # setp.eq g, 0 holds for the threads i >= n: they access out[i], in[i] for i in [n, 256).
+    s = kernel(FLAG.format(between="", cmp="eq", k=0))
+    # With out = in + 624, out[100, 256) starts where in[100, 256) ends.
+    assert verdict(s, out=IN + 624, n=100) == "idempotent"
+    assert verdict(s, out=IN + 620, n=100) == "not_idempotent"
+
+
+@pytest.mark.parametrize("between", [
+    "mov.u32 %r9, 1;",                                   # overwritten
+    "setp.lt.s32 %p3, %r5, 7; selp.u32 %r9, 1, 0, %p3; mov.u32 %r9, %r9;",  # another flag
+    "add.s32 %r9, %r9, 0;",                              # an operation on it
+])
+def test_a_flag_register_written_again_forgets_the_guard(between):
+    s = kernel(FLAG.format(between=between, cmp="ne", k=0))
+    # Without the guard i < n, every one of the 256 threads may access its element.
+    assert verdict(s, out=IN + 400, n=100) == "not_idempotent"
+    assert verdict(s, out=IN + 1024, n=100) == "idempotent"
+
+
+def test_a_flag_joined_from_two_paths_is_kept_only_when_both_agree():
+    s = kernel("""
+ setp.lt.s32 %p1, %r5, %r1;
+ setp.lt.s32 %p4, %r5, 7;
+ selp.u32 %r9, 1, 0, %p1;
+ @%p4 bra SKIP;
+ selp.u32 %r9, 1, 0, %p4;
+SKIP:
+ mul.wide.s32 %rd5, %r5, 4;
+ add.s64 %rd6, %rd4, %rd5; add.s64 %rd7, %rd3, %rd5;
+ setp.ne.b32 %p2, %r9, 0;
+ @%p2 ld.global.u32 %r6, [%rd6];
+ @%p2 st.global.u32 [%rd7], %r6;
+""")
+    assert verdict(s, out=IN + 400, n=100) == "not_idempotent"
+    assert verdict(s, out=IN + 1024, n=100) == "idempotent"
