@@ -32,10 +32,6 @@ KNOWN_IMPRECISE = {
     # byte range, and a pointer read from a table in the parameter buffer has no allocation
     # of a parameter to bound them, so every instance is not proven.
     "gemm_batched_pointers": None,
-    # (inline_asm_libs.cu) The mma fragment's store address holds lane / 4 and lane % 4 of
-    # the signed tid.x (an add of tid.x >> 31 >> 30 before the mask): tid.x >= 0 is not
-    # used, so the written bytes have no range; only the adjacent placement is affected.
-    "asm_mma_m16n8k16": None,
     # (inline_asm_libs.cu) scratch[i] is written and then read back by the same thread; the
     # analysis pairs the read with the write like any other, as the emulator oracle does
     # (it counts every byte both read and written), so the disjoint instance stays not proven.

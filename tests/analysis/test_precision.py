@@ -71,3 +71,39 @@ SKIP:
 """)
     assert verdict(s, out=IN + 400, n=100) == "not_idempotent"
     assert verdict(s, out=IN + 1024, n=100) == "idempotent"
+
+
+# l % 4 and 4 * (l / 4) of a signed int l = threadIdx.x, as nvcc rounds a signed division
+# toward zero: add (l >> 31) >>> 30 (0 or 3) before masking.
+SIGNED_LANE = """
+ shr.s32 %r10, %r2, 31; shr.u32 %r11, %r10, 30; add.s32 %r12, %r2, %r11;
+ and.b32 %r13, %r12, {mask}; sub.s32 %r7, %r2, %r13;
+ mul.wide.s32 %rd5, %r7, 4; add.s64 %rd7, %rd3, %rd5;
+ mul.wide.u32 %rd8, %r5, 4; add.s64 %rd6, %rd4, %rd8;
+ ld.global.u32 %r6, [%rd6]; st.global.u32 [%rd7], %r6;
+"""
+
+
+@pytest.mark.parametrize("mask", ["-4", "2147483644"])
+def test_the_remainder_of_a_thread_index_rounded_as_signed_is_bounded(mask):
+    s = kernel(SIGNED_LANE.format(mask=mask))
+    assert s.kernel_class == "conditional"
+    # tid.x >= 0, so (tid.x >> 31) >>> 30 is 0 and l % 4 lies in [0, 4): out[0, 4) only.
+    assert verdict(s, out=IN - 16) == "idempotent"
+    assert verdict(s, out=IN - 12) == "not_idempotent"
+
+
+def test_a_register_minus_its_masked_value_needs_the_same_register():
+    # out[i - (j & ~3)] with j = i + 1: not a remainder; the write range is not [0, 4).
+    s = kernel(SIGNED_LANE.format(mask="-4").replace("and.b32 %r13, %r12,",
+                                                    "add.s32 %r14, %r12, 1; and.b32 %r13, %r14,"))
+    assert verdict(s, out=IN - 16) != "idempotent"
+
+
+def test_a_signed_shift_of_a_value_that_may_be_negative_is_kept():
+    # n >> 31 of the int parameter n is -1 for negative n: not folded to 0.
+    s = kernel("""
+ shr.s32 %r10, %r1, 31; mul.wide.s32 %rd5, %r10, 4; add.s64 %rd7, %rd3, %rd5;
+ ld.global.u32 %r6, [%rd4]; st.global.u32 [%rd7], %r6;""")
+    assert verdict(s, out=IN + 4, n=-5) == "not_idempotent"  # writes out[-1] = in[0]
+    assert verdict(s, out=IN + 4, n=5) == "idempotent"
