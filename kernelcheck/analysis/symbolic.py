@@ -48,14 +48,18 @@ from kernelcheck.analysis.stack import (
 )
 from kernelcheck.analysis.terms import (
     Add,
+    BitAnd,
+    BitOr,
     Bound,
     Cmp,
     Const,
+    Div,
     Global,
     Iter,
     Join,
     LoopVar,
     Min,
+    Mul,
     Opaque,
     PAnd,
     Param,
@@ -65,6 +69,7 @@ from kernelcheck.analysis.terms import (
     POpaque,
     POr,
     Pred,
+    Rem,
     Shr,
     Special,
     Term,
@@ -1038,6 +1043,14 @@ class _Walker:
                 value = Join((init, capped))
                 caps[var] = value
             mapping[var] = value
+        # A loop unrolled after a remainder loop: every first value leaves a multiple of
+        # the unroll factor of iterations, so the unrolled accesses stay below the bound
+        # (kernelcheck.analysis.unroll).
+        for var in list(caps):
+            refined = self._unrolled_cap(cfg, loops, back, out, var, ivs[var],
+                                         trips.get(var.header, (None, ()))[1], mapping)
+            if refined is not None:
+                caps[var] = mapping[var] = refined
         # Induction variables moving in step with a capped one are expressed through it
         # (kernelcheck.analysis.induction: an identity of terms, so the cap bounds them too).
         for var, (init, step) in ivs.items():
@@ -1064,6 +1077,79 @@ class _Walker:
                 mapping[var] = self._fresh(
                     f"unresolved loop value {var.register} of loop {var.header}")
         return mapping
+
+    def _unrolled_cap(self, cfg, loops, back, out, var, iv, tests, mapping):
+        """``Bound(value, None, n - 1 - (U-1)*s)`` for the capped induction variable ``var``
+        (step ``U*s``, loop test ``x + U*s < n``) when :func:`kernelcheck.analysis.unroll.
+        prove_entry` shows, for every path into the loop, that its first value leaves a
+        multiple of ``U`` iterations of step ``s`` before ``n``; else ``None``.
+
+        The paths are those into the last merge before the loop: the loop's one entry
+        block and the straight chain of single-predecessor blocks above it end at a block
+        ``M``; each predecessor of ``M`` gives the register's value on that path and the
+        path's literals (with the chain's and the loop entry's), all with the loop values
+        resolved."""
+        from math import gcd
+
+        from kernelcheck.analysis.induction import from_linear, linear
+        from kernelcheck.analysis.unroll import prove_entry
+
+        bounds = [b for v, b in tests if v == var]
+        header = var.header - self.loop_base
+        init, step = iv
+        form = linear(step)
+        factor = 0
+        for c in form.values():
+            factor = gcd(factor, c)
+        if not bounds or header not in loops or factor < 2 or factor > 16:
+            return None
+        entries = [p for p in cfg.predecessors(header) if (p, header) not in back]
+        if len(entries) != 1 or entries[0] == ENTRY or entries[0] not in out:
+            return None
+        chain = [entries[0]]
+        while True:
+            preds = list(cfg.predecessors(chain[-1]))
+            if len(preds) != 1 or preds[0] == ENTRY or (preds[0], chain[-1]) in back or (
+                    preds[0] in chain or chain[-1] in loops):
+                break
+            chain.append(preds[0])
+        merge = chain[-1]
+        name = var.register
+        block_of = {b.index: b for b in self.function.blocks}
+        if merge in loops or any(name in defs(i) for b in chain
+                                 for i in block_of[b].instructions):
+            return None
+        entry_literals = self._edge_state(cfg, entries[0], header, out[entries[0]]).guard
+
+        def resolved(t):
+            for _ in range(4):
+                if not contains(t, lambda n: type(n) is LoopVar):
+                    break
+                t = substitute(t, mapping)
+            return t
+
+        paths = []
+        for q in cfg.predecessors(merge):
+            if q == ENTRY or (q, merge) in back or q not in out:
+                return None
+            edge = self._edge_state(cfg, q, merge, out[q])
+            first = edge.regs.get(name)
+            if first is None:
+                return None
+            literals = [resolved(g) for g in edge.guard + entry_literals]
+            first = resolved(first)
+            if contains(first, lambda n: type(n) is LoopVar):
+                return None
+            paths.append(([g for g in literals if not contains(
+                g, lambda n: type(n) is LoopVar)], first))
+        for unroll in sorted({factor, 4, 2}, reverse=True):
+            if factor % unroll or unroll < 2:
+                continue
+            stride = from_linear({m: c // unroll for m, c in form.items()})
+            if prove_entry(paths, bounds[0], stride, unroll):
+                return Bound(mapping[var], None,
+                             add(bounds[0], Const(-1), mul(Const(1 - unroll), stride)))
+        return None
 
     def _tripmax(self, cfg, header, body, latches, idom, out, key, ivs):
         """``(tripmax term, (iv var, bound) or None)`` from an exit test dominating the latches."""
@@ -1250,6 +1336,8 @@ def _merge(states: list[_State]) -> _State:
             # is read (a register absent on one path is already left out of the join).
             defined = [v for v in values if not _from_undefined(v)]
             values = defined or values
+        if len(values) == 2 and len(states) == 2:
+            values = _same_quotient(states, name, values)
         regs[name] = values[0] if len(values) == 1 else Join(tuple(values))
     preds: dict = {}
     for name in set().union(*(s.preds for s in states)):
@@ -1262,6 +1350,31 @@ def _merge(states: list[_State]) -> _State:
              if all(s.flags.get(name) == f for s in states[1:])}
     return _State(regs, preds, guard, shared, frames, merge_slots([s.stack for s in states]),
                   flags)
+
+
+_ARITHMETIC = (Const, Param, Special, Add, Mul, Wrap, Div, Rem, Shr, BitAnd, BitOr)
+
+
+def _same_quotient(states: list[_State], name: str, values: list) -> list:
+    """``[v]`` when the two paths' values of ``name`` are one value: nvcc's 32-bit fast path
+    of a 64-bit division (``div.u32`` where ``(a | b) >> 32 == 0``, ``div.u64`` otherwise)
+    computes on one path what the other's term says (:func:`kernelcheck.analysis.unroll.
+    prove_equal_under`, under the literals only that path has). Both values must be
+    arithmetic of constants, parameters and launch coordinates only, so that either term
+    means the same number on both paths; else ``values`` unchanged."""
+    a, b = (s.regs.get(name) for s in states)
+    if a is None or b is None or not all(
+            contains(v, lambda t: type(t) in (Div, Rem)) and not contains(
+                v, lambda t: not isinstance(t, _ARITHMETIC)) for v in (a, b)):
+        return values
+    from kernelcheck.analysis.unroll import prove_equal_under
+
+    for keep, other, path in ((a, b, states[1]), (b, a, states[0])):
+        mine = [g for g in path.guard if g not in (states[0] if path is states[1]
+                                                    else states[1]).guard]
+        if mine and prove_equal_under(mine, other, keep):
+            return [keep]
+    return values
 
 
 def _step_of(var: LoopVar, latch_values, key: int) -> Term | None:

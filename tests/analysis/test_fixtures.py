@@ -19,10 +19,6 @@ FILES = sorted(p for d in ("sm_80", "sm_90", "nvrtc", "nvrtc12")
 # idempotent); never a false "idempotent". Each is a known gap of the analysis.
 # Kernel name -> the instances (by index) affected, or None for all of them.
 KNOWN_IMPRECISE = {
-    # The 4x-unrolled main loop after the remainder loop: that its last access stays below n
-    # follows from the trip count being a multiple of 4 (a division fact), which interval
-    # bounds do not see; only the adjacent placement is affected.
-    "copy_gridstride_i64": None,
     # The 16-byte vector path of the foreach negation: its loop tests 4*i < n, a multiple
     # of the induction variable, which caps no thread's last index (only i < n itself does),
     # so the chunk of 488 elements is taken as 512 and the y chunk placed right after x[0]

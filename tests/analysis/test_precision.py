@@ -107,3 +107,44 @@ def test_a_signed_shift_of_a_value_that_may_be_negative_is_kept():
  ld.global.u32 %r6, [%rd4]; st.global.u32 [%rd7], %r6;""")
     assert verdict(s, out=IN + 4, n=-5) == "not_idempotent"  # writes out[-1] = in[0]
     assert verdict(s, out=IN + 4, n=5) == "idempotent"
+
+
+# One thread copies n elements two at a time after a remainder of n & 1 elements:
+# for (j = 0; j < (n & 1); j++) copy(j); for (; j < n; j += 2) { copy(j); copy(j + 1); }
+UNROLLED = """
+ setp.lt.s32 %p1, %r1, 1; @%p1 bra DONE;
+ mov.u32 %r12, 0;
+ {remainder}
+CHECK:
+ setp.lt.s32 %p3, %r1, 2; @%p3 bra DONE;
+MAIN:
+ mul.wide.s32 %rd5, %r12, 4;
+ add.s64 %rd6, %rd4, %rd5; ld.global.u32 %r6, [%rd6]; ld.global.u32 %r7, [%rd6+4];
+ add.s64 %rd7, %rd3, %rd5; st.global.u32 [%rd7], %r6; st.global.u32 [%rd7+4], %r7;
+ add.s32 %r12, %r12, 2;
+ setp.lt.s32 %p4, %r12, %r1; @%p4 bra MAIN;
+DONE:"""
+REMAINDER = """
+ and.b32 %r20, %r1, 1;
+ setp.eq.s32 %p2, %r20, 0; @%p2 bra CHECK;
+ ld.global.u32 %r6, [%rd4]; st.global.u32 [%rd3], %r6;
+ mov.u32 %r12, 1;"""
+
+
+def test_an_unrolled_loop_after_its_remainder_stays_below_the_bound():
+    s = kernel(UNROLLED.format(remainder=REMAINDER))
+    assert s.kernel_class == "conditional"
+    # n = 9 and 10: in[0, n) and out[0, n) exactly, though the loop test is only j < n.
+    for n in (9, 10):
+        assert verdict(s, out=IN + 4 * n, n=n, block=(1, 1, 1)) == "idempotent"
+        assert verdict(s, out=IN + 4 * n - 4, n=n, block=(1, 1, 1)) == "not_idempotent"
+
+
+@pytest.mark.parametrize("remainder", [
+    "",                                               # no remainder: odd n reads in[n]
+    REMAINDER.replace("and.b32 %r20, %r1, 1;", "and.b32 %r20, %r1, 3;"),  # wrong residue
+])
+def test_an_unrolled_loop_without_its_remainder_may_pass_the_bound(remainder):
+    s = kernel(UNROLLED.format(remainder=remainder))
+    # With n = 9 the last iteration (j = 8) also copies in[9] to out[9].
+    assert verdict(s, out=IN + 36, n=9, block=(1, 1, 1)) == "not_idempotent"
