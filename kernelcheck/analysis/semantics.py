@@ -197,8 +197,9 @@ _SPECIAL_LIMIT = {"%tid.x": 1 << 10, "%tid.y": 1 << 10, "%tid.z": 1 << 6,
 
 
 def _fold_masked(term: Term, bits: int) -> Term:
-    """``term`` with a summand pair ``a - (a & M)`` replaced by ``a & ~M`` (``x % 4`` of a
-    signed ``x`` known non-negative, compiled as ``x - (x & 0x7ffffffc)``).
+    """``term`` with a summand pair ``a - (a & M)`` replaced by ``a & ~M`` where that is a
+    mask of low bits, ``a mod 2**j`` (``x % 4`` of a signed ``x`` known non-negative,
+    compiled as ``x - (x & 0x7ffffffc)``).
 
     Exact modulo ``2**bits``: the bits of ``a & M`` are bits of ``a`` (of its wrap, which
     is congruent to it), so the subtraction borrows nothing and clears exactly them. Where
@@ -227,6 +228,10 @@ def _fold_masked(term: Term, bits: int) -> Term:
             limit = _SPECIAL_LIMIT.get(inner.name) if type(inner) is Special else None
             if limit is not None and limit & (limit - 1) == 0 and bits >= 32:
                 mask &= limit - 1
+            if mask & (mask + 1):
+                # Only a remainder (a mask of low bits) is a better term: k - k % 4 as
+                # k & ~3 would lose its linear form in k, which loop counts rely on.
+                return term
             rest = [x for i, x in enumerate(args) if i not in (j, k)]
             return add(BitAnd(b.a, Const(mask)), *rest)
     return term

@@ -148,3 +148,13 @@ def test_an_unrolled_loop_without_its_remainder_may_pass_the_bound(remainder):
     s = kernel(UNROLLED.format(remainder=remainder))
     # With n = 9 the last iteration (j = 8) also copies in[9] to out[9].
     assert verdict(s, out=IN + 36, n=9, block=(1, 1, 1)) == "not_idempotent"
+
+
+def test_a_value_minus_its_remainder_keeps_its_linear_form():
+    # k - k % 4 (k - (k & 3)) stays a sum in k: loop counts from it rely on that form.
+    from kernelcheck.analysis.semantics import _fold_masked
+    from kernelcheck.analysis.terms import Add, BitAnd, Const, Param, add, neg
+
+    k = Param("k", 0, 4)
+    term = add(k, neg(BitAnd(k, Const(3))))
+    assert type(_fold_masked(term, 32)) is Add
