@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 
 from kernelcheck.analysis.intervals import IntervalSet
 from kernelcheck.launch.check import ATOMIC_BAD, ATOMIC_OK, READ, WRITE, LaunchCheck
-from kernelcheck.launch.evaluate import evaluate_general
+from kernelcheck.launch.evaluate import evaluate_general, sharp_clobbered
 
 __all__ = ["Footprint", "access_bytes", "instance_footprint", "allocations_touching",
            "clip_to_allocations",
@@ -99,7 +99,7 @@ def _union(sets) -> IntervalSet | None:
 
 
 def instance_footprint(check: LaunchCheck, params: bytes, grid, block,
-                       allocations=None) -> Footprint:
+                       allocations=None, sharp: bool = True) -> Footprint:
     """Read, written and clobbered bytes of one instance (see the module documentation).
 
     Examples
@@ -128,6 +128,10 @@ def instance_footprint(check: LaunchCheck, params: bytes, grid, block,
     v = evaluate_general(derived, params, grid, block, allocations)
     if v.verdict == "not_idempotent" and v.clobbered is not None:
         clobbered = v.clobbered
+        if sharp:
+            narrow = sharp_clobbered(derived, params, grid, block, allocations)
+            if narrow is not None:
+                clobbered = clobbered & narrow
     elif v.verdict == "idempotent":
         clobbered = IntervalSet()
     else:
