@@ -5,8 +5,8 @@ Run: ``python bench/bench_recovery.py [--trials 1000] [--seed 2026] [--out docs/
 
 * Saved bytes at the floor (printed last, one table): per workload (the training-step
   sequence, verified per launch and per step, and the fixture mix), the bytes a full
-  checkpoint of every written allocation takes, the bytes saved with the hull clobbered sets
-  of the launch-time verdict (``sharp_clobbered=False``, the engine before affine
+  checkpoint of every written allocation takes, the bytes saved with the hull byte sets
+  of the launch-time verdict (``affine_footprint=False``, the engine before affine
   narrowing), the bytes saved now (default engine, and the campaign's settings), the
   *floor* the emulator oracle measures for the same launches
   (:mod:`kernelcheck.recovery.report`) and saved over floor; then the fault campaign's
@@ -55,8 +55,8 @@ from kernelcheck.recovery.session import KernelModule  # noqa: E402
 CONFIG = RecoveryConfig(redundant="replayable", write_guard=True, indirect_write_saves=True)
 #: The same without the indirect-write saves (the default engine), for the saved-byte ratio.
 LEAN = RecoveryConfig(redundant="replayable", write_guard=True)
-#: The default engine with the hull clobbered sets (before the affine narrowing).
-HULL = dataclasses.replace(LEAN, sharp_clobbered=False)
+#: The default engine with the hull byte sets (before the affine narrowing).
+HULL = dataclasses.replace(LEAN, affine_footprint=False)
 
 GROUPS = [("single", "G_FP32"), ("single", "G_FP64"), ("single", "G_LD"), ("single", "G_PR"),
           ("single", "G_OTHERS"), ("double", "G_GP"), ("store", "-"), ("mem-after", "-"),
@@ -245,7 +245,7 @@ def format_floor_table(rows, recovered: tuple[int, int] | None = None) -> str:
     def share(a, b):
         return "-" if a is None or not b else f"{a:,} ({a / b:.1%})"
 
-    lines = ["| workload | launches | full checkpoint bytes | saved, hull clobbered sets | "
+    lines = ["| workload | launches | full checkpoint bytes | saved, hull byte sets | "
              "saved now | saved now, campaign settings | floor (oracle) | hull / floor | "
              "now / floor | campaign / floor | floor bytes unsaved |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]

@@ -30,13 +30,15 @@ from kernelcheck.launch.check import ATOMIC_BAD, IN_MODULE, LaunchCheck
 
 __all__ = ["InstanceVerdict", "evaluate", "evaluate_general", "compile_check",
            "lattice_may_overlap", "residue_disjoint_at_launch",
-           "pack_params", "sharp_clobbered", "AFFINE_BUDGET"]
+           "pack_params", "sharp_clobbered", "affine_images", "AFFINE_BUDGET"]
 
 INF = 1 << 256
 _BUDGET = 4096
 #: Addresses :func:`sharp_clobbered` may enumerate per access (beyond it, the interval byte
 #: set of the access stands).
 AFFINE_BUDGET = 1 << 18
+#: Byte ranges an image keeps at most (the narrowest holes close first).
+AFFINE_RANGES = 1024
 
 
 class InstanceVerdict(NamedTuple):
@@ -726,6 +728,22 @@ def sharp_clobbered(check: LaunchCheck, params: bytes, grid, block, allocations=
     return out
 
 
+def affine_images(check: LaunchCheck, params: bytes, grid, block,
+                  budget: int = AFFINE_BUDGET) -> list[IntervalSet | None]:
+    """Per access, the bytes its exact affine form can reach in this instance, or ``None``
+    (no exact form, more than ``budget`` addresses, or an image without holes: the access's
+    byte hull is then as sharp). Each image is a superset of the bytes the access touches
+    (see :func:`sharp_clobbered`); an access that cannot run may still have one."""
+    if check.not_proven:
+        return [None] * len(check.accesses)
+    grid = tuple(grid) + (1,) * (3 - len(grid))
+    block = tuple(block) + (1,) * (3 - len(block))
+    if min(grid) <= 0 or min(block) <= 0:
+        return [None] * len(check.accesses)
+    vals, exact = _run(check.program, params, grid, block)
+    return [_affine_image(check, k, vals, exact, budget) for k in range(len(check.accesses))]
+
+
 def _affine_image(check: LaunchCheck, k: int, vals, exact, budget: int) -> IntervalSet | None:
     """Every byte ``c + sum(s*z) + [0, width)`` over the atoms' evaluated ranges, or ``None``
     when the form is not exact for the instance or has more than ``budget`` points."""
@@ -777,6 +795,12 @@ def _affine_image(check: LaunchCheck, k: int, vals, exact, budget: int) -> Inter
     starts = points + c
     # Addresses closer together than the access width make one byte range.
     breaks = np.flatnonzero(np.diff(starts) > a.width)
+    if len(breaks) >= AFFINE_RANGES:
+        # Too many pieces to walk at every launch: keep only the widest holes (closing a
+        # hole adds bytes, so the image stays a superset).
+        gaps = starts[breaks + 1] - starts[breaks]
+        keep = np.sort(np.argsort(gaps, kind="stable")[len(breaks) - AFFINE_RANGES + 1:])
+        breaks = breaks[keep]
     lo = np.r_[starts[0], starts[breaks + 1]]
     hi = np.r_[starts[breaks], starts[-1]] + a.width
     return IntervalSet(zip(lo.tolist(), hi.tolist(), strict=True))

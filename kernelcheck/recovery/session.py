@@ -181,7 +181,7 @@ class RecoverySession:
         lc = self.launch_check(module, kernel)
         verdict = self._verdict(lc, function, raw, grid3, block3, allocations)
         footprint = instance_footprint(lc, raw, grid3, block3, allocations,
-                                       self.config.sharp_clobbered)
+                                       self.config.affine_footprint)
         written = written_allocations(lc, raw, allocations, footprint)
         plan = plan_launch(verdict.verdict, footprint, allocations, written, self.config,
                            self._pending_reads())

@@ -45,7 +45,7 @@ def _instances():
 
 def test_saved_bytes_contain_the_floor_on_every_fixture_instance():
     checks: dict = {}
-    hull = RecoveryConfig(sharp_clobbered=False)
+    hull = RecoveryConfig(affine_footprint=False)
     runs = narrower = 0
     for name, number in _instances():
         try:
@@ -181,3 +181,21 @@ def test_window_floor_counts_bytes_an_unverified_launch_read():
     assert first.floor_bytes == 0 and first.saved_bytes == 0
     assert second.floor_bytes == 4 * n and second.saved_bytes >= 4 * n
     assert second.floor_missed_bytes == 0 and report.floor_missed_bytes == 0
+
+
+@pytest.mark.parametrize("trial,target", [(214, "add2d_pitched#0d"),
+                                          (663, "interleave_odd_from_even#0")])
+def test_stray_stores_into_the_holes_of_a_strided_output_are_stopped(trial, target):
+    # An idempotent instance saves nothing: a flipped address that lands between the rows
+    # (or words) it writes, inside the hull of its writes, stays unless the guard stops it.
+    specs = []    # the targets of bench/bench_recovery.py, in its order
+    for k, spec in expected_kernels().items():
+        specs += [(k, i, False) for i in range(len(spec["instances"]))] + [(k, 0, True)]
+    rows = {}
+    for affine in (False, True):
+        config = RecoveryConfig(redundant="replayable", affine_footprint=affine)
+        rows[affine] = Campaign(specs, config).run_trial(trial, 2026, "single", ["G_OTHERS"])
+    assert rows[True].target == target and rows[True].plan == "nothing"
+    assert rows[False].recovered_outcome == "unrecovered"
+    assert rows[True].recovered_outcome == "recovered"
+    assert rows[True].detected_by == "device_error"
