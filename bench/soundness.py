@@ -1,7 +1,7 @@
 """Soundness of the static verdicts against the emulator oracle, at scale.
 
 Run: ``python bench/soundness.py [--instances 60] [--seed 1] [--flavours sm_80,sm_90,nvrtc]
-[--sass]``
+[--sass] [--sources tensor_lists.cu,...]``
 
 For every fixture kernel and every PTX flavour, draws ``--instances`` random instances
 (sizes, grid shapes and the six pointer placements in turn: disjoint, adjacent, aliased,
@@ -21,6 +21,9 @@ fixture PTX file (all flavours under fixtures/ptx by default) with the meaning-k
 transforms of :mod:`kernelcheck.ptx.metamorphic` and compares, before and after: each
 kernel's class, each drawn instance's static verdict, the emulator's verdict and every
 buffer after the run. Exits with status 1 on any change.
+
+``--sources inline_asm.cu,inline_asm_libs.cu`` restricts every mode to the kernels of those
+fixture sources.
 """
 
 from __future__ import annotations
@@ -46,6 +49,12 @@ from kernelcheck.emu.soundness import (  # noqa: E402
 from tests.emu.fixture_data import FIXTURES, entry_name, expected, module, ptx_files  # noqa: E402
 
 REFERENCE_FN_RATE = 0.1854
+#: ``--sources``: the fixture sources whose kernels run (empty: every source).
+SOURCES: set[str] = set()
+
+
+def _kernels() -> list[str]:
+    return sorted(k for k in expected() if not SOURCES or expected()[k]["source"] in SOURCES)
 
 
 def _path(kernel: str, flavour: str) -> Path | None:
@@ -81,7 +90,12 @@ def main() -> int:
                               "meaning-keeping PTX rewrites")
     options.add_argument("--transforms", default="rename,blocks,outline")
     options.add_argument("--seeds", type=int, default=3, help="seeds per transform")
+    options.add_argument("--sources", default=None,
+                         help="only the kernels of these fixture sources (comma-separated "
+                              "file names under fixtures/src, e.g. inline_asm.cu)")
     args = options.parse_args()
+    if args.sources:
+        SOURCES.update(args.sources.split(","))
     if args.metamorphic:
         return metamorphic(args)
     if args.flavours is None:
@@ -92,7 +106,7 @@ def main() -> int:
     reports = []
     for flavour in args.flavours.split(","):
         providers: dict[Path, object] = {}
-        for kernel in sorted(expected()):
+        for kernel in _kernels():
             path = _path(kernel, flavour)
             if path is None:
                 continue
@@ -182,6 +196,9 @@ def metamorphic(args) -> int:
     for path in sorted((FIXTURES / "ptx").glob("*/*.ptx")):
         if args.flavours and path.parent.name not in args.flavours.split(","):
             continue
+        if SOURCES and not any(path.stem == expected()[k]["source"].removesuffix(".cu")
+                               or path in ptx_files(k) for k in _kernels()):
+            continue
         members = _members(path)
         if not members:
             continue
@@ -220,7 +237,7 @@ def _members(path: Path) -> list[str]:
     and NVRTC 12 builds included)."""
     entries = {k.name for k in module(path).kernels}
     out = []
-    for kernel in sorted(expected()):
+    for kernel in _kernels():
         source = expected()[kernel]["source"]
         if source.endswith(".cu"):
             if path.stem == source[:-3] and kernel in entries:

@@ -51,6 +51,7 @@ from kernelcheck.analysis.lower import (
 from kernelcheck.analysis.semantics import is_memory_value
 from kernelcheck.analysis.smt import prove_never_overlap, prove_same_address
 from kernelcheck.analysis.symbolic import SymbolicAccess, symbolic_kernel
+from kernelcheck.analysis.tables import expansion_axis, table_entry
 from kernelcheck.analysis.terms import (
     THREAD_VARS,
     Add,
@@ -349,6 +350,20 @@ def _self_clobber(reads, writes, guarded_by, assumed=frozenset()) -> tuple[tuple
     return None, seconds
 
 
+def _skipped_at_launch(clobber, guarded_by, writes) -> bool:
+    """Whether a launch may skip the self-clobbering ``(read, write)`` pair and still write:
+    a literal of the pair's launch-check guard has one value for the whole launch
+    (parameters, launch dimensions and constants only: ``mode == 0`` of ``@!p`` with
+    ``setp.ne.s32 p, mode, 0``) and some global write does not need it. Such a kernel is
+    "conditional", not "never": the pair stays in the LaunchCheck, which finds the literal
+    false at launch and drops the pair only then. A literal that every write needs
+    (``0 < n`` before all of a grid-stride loop) leaves the class "never", as ``i < n``
+    does (a launch that writes nothing is not a reason to call the kernel conditional)."""
+    literals = [lit for a in clobber for lit in _launch_literals(a, guarded_by[id(a)])
+                if is_launch_constant(lit.a) and is_launch_constant(lit.b)]
+    return any(lit not in guard_literals(w.guard) for lit in literals for w in writes)
+
+
 def _constant_overlap(r: SymbolicAccess, w: SymbolicAccess) -> bool:
     """Whether the write's address is the read's plus a constant ``c`` with the two byte
     ranges sharing a byte (``-w.width < c < r.width``): a word read as a vector and one of
@@ -460,11 +475,17 @@ def analyze_kernel(module: Module, function: Function,
             const_slot = builder.slot(form[0])
             atoms = tuple((builder.slot(c), builder.slot(t)) for c, t in form[1])
             bits = residue_bits(guarded)
+        literals = _launch_literals(a, guarded)
+        # Tables of pointers and sizes in the parameter buffer read at a block-dependent
+        # offset: the launch computes the access's bytes block by block
+        # (kernelcheck.analysis.tables).
+        axis = expansion_axis([guarded, *literals])
         index_of[id(a)] = len(records)
         records.append(AccessRecord(kind, a.width, addr_slot, base.offset if base else -1,
                                     base.size if base else 0, indirect, const_slot, atoms,
                                     f"{a.kind} of {_describe_base(a)} ({where(a)})",
-                                    builder.guard(_launch_literals(a, guarded)), bits))
+                                    builder.guard(literals), bits,
+                                    builder.slot(Special(axis)) if axis else -1))
     pairs = []
     z3_seconds = 0.0
     smt_proved = 0
@@ -499,7 +520,7 @@ def analyze_kernel(module: Module, function: Function,
     # else the kernel writes: more writes cannot make an instance idempotent again.
     if bad_atomics:
         kernel_class = "never"
-    elif clobber is not None:
+    elif clobber is not None and not _skipped_at_launch(clobber, guarded_by, writes):
         kernel_class = "never"
         r, w = clobber
         reasons.append(f"{_describe_base(w)}[...] is read ({where(r)}) and then written "
@@ -567,7 +588,12 @@ def unanalysed_summary(function: Function, reason: str) -> KernelSummary:
 
 def _describe_base(a: SymbolicAccess) -> str:
     base = _base(a.address)
-    return base.name if base is not None else "an unknown base"
+    if base is not None:
+        return base.name
+    entry = table_entry(a.address)
+    if entry is not None:
+        return f"the pointer at parameter byte {render(entry.offset)}"
+    return "an unknown base"
 
 
 def analyze_module(module: Module) -> tuple[KernelSummary, ...]:

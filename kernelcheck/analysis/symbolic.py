@@ -48,16 +48,22 @@ from kernelcheck.analysis.stack import (
 )
 from kernelcheck.analysis.terms import (
     Add,
+    Bound,
     Cmp,
     Const,
     Global,
     Iter,
     Join,
     LoopVar,
+    Min,
     Opaque,
+    PAnd,
     Param,
+    ParamAt,
     PConst,
+    PNot,
     POpaque,
+    POr,
     Pred,
     Shr,
     Special,
@@ -75,6 +81,7 @@ from kernelcheck.analysis.terms import (
 )
 from kernelcheck.ir.cfg import ENTRY, control_flow_graph
 from kernelcheck.ir.nodes import (
+    VECTOR_ELEMENTS,
     Address,
     Function,
     Immediate,
@@ -727,6 +734,13 @@ class _Walker:
         target = instr.operands[0]
         names = [target.name] if type(target) is Register else [
             e.name for e in getattr(target, "elements", ()) if type(e) is Register]
+        if type(address) is Address and type(address.base) is Register:
+            offset = self._kernel_param_offset(address, state)
+            if offset is not None:
+                for k, name in enumerate(names):
+                    self._assign(instr, state, name,
+                                 self._param_value(add(offset, Const(k * width)), width))
+                return
         if type(address) is not Address or type(address.base) is not Symbol:
             for name in names:
                 self._assign(instr, state, name, self._fresh(f"ld.param@{instr.index}"))
@@ -749,17 +763,68 @@ class _Walker:
                 term = self._fresh(f"ld.param@{instr.index}.{k}", width * 8)
             self._assign(instr, state, name, term)
 
+    def _kernel_param_offset(self, address: Address, state: _State) -> Term | None:
+        """The byte offset in the kernel's parameter buffer that ``ld.param [%r+imm]``
+        reads, when ``%r`` is the address of one of the kernel's parameters plus a term.
+
+        ``mov.b64 %r, k_param_0`` gives ``%r`` the parameter's address in the ``.param``
+        space (ISA §5.1.6.1: kernel parameters are addressable, their addresses taken with
+        ``mov``); the walker holds it as the opaque ``&k_param_0``, fixed for the launch.
+        ``ld.param`` through ``&P + X`` then reads the buffer at ``P.offset + X``. Only in
+        the kernel itself (an inlined callee's ``.param`` space is its own frame), and only
+        when ``&P`` occurs once with coefficient one (anything else is not an address of
+        the buffer). Whether the offset lies inside the buffer is decided at launch
+        (``PARAMX``).
+        """
+        if self.param_terms is not None:
+            return None
+        term = self._address(address, state)
+        if term is None:
+            return None
+        found = None
+        rest = []
+        for part in term.args if type(term) is Add else (term,):
+            param = self._param_symbol(part)
+            if param is not None and found is None:
+                found = param
+            else:
+                rest.append(part)
+        if found is None or any(contains(r, lambda t: self._param_symbol(t) is not None)
+                                for r in rest):
+            return None
+        return add(Const(found.offset), *rest)
+
+    def _param_symbol(self, term: Term):
+        """The kernel parameter whose address the opaque ``term`` is, or None."""
+        if type(term) is not Opaque or not term.tag.startswith("&"):
+            return None
+        return self.function.get_param(term.tag[1:])
+
+    def _param_value(self, offset: Term, width: int) -> Term:
+        """The ``width``-byte value of the parameter buffer at ``offset``: a :class:`Param`
+        (named after the parameter holding it) when the offset is a constant inside one."""
+        if type(offset) is Const:
+            for p in self.function.params:
+                if p.offset <= offset.value and offset.value + width <= p.offset + max(p.size,
+                                                                                       1):
+                    rel = offset.value - p.offset
+                    return Param(p.name if rel == 0 else f"{p.name}+{rel}", offset.value,
+                                 width)
+        return ParamAt(offset, width)
+
     def _record(self, instr, state: _State, kind, space, operand, width, value,
                 atomic_op=None, used=False) -> None:
         if space == "generic" and type(operand) is Address and type(operand.base) is Register \
                 and operand.base.name in state.shared:
             return  # generic address derived from a shared/local window: not global
         if type(operand) is Address and type(operand.base) is Symbol:
-            decl = next((v for v in self.module.variables if v.name == operand.base.name), None)
+            # A variable as the address (also of a generic access: its generic address, ISA
+            # 6.4.1) is in the variable's state space; the function's own declarations come
+            # first, as they shadow the module's.
+            name = operand.base.name
+            decl = next((v for v in self.function.local_variables if v.name == name), None) \
+                or next((v for v in self.module.variables if v.name == name), None)
             if decl is not None and decl.space in ("shared", "local", "const"):
-                return
-            if decl is None and any(v.name == operand.base.name and v.space in (
-                    "shared", "local") for v in self.function.local_variables):
                 return
         if not width and space in ("global", "generic"):
             # Without a width the byte range is unknown: never record an empty access.
@@ -811,15 +876,19 @@ class _Walker:
         predicates: dict = {}
         for param, arg in zip(callee.params, args, strict=False):
             if param.space == "reg":
-                # A .reg parameter holds the argument's value (ISA 5.1.6.4).
-                if callee.register_types.get(param.name) == "pred":
-                    predicates[param.name] = state.preds[arg.name] if type(
-                        arg) is Register and arg.name in state.preds else POpaque(
-                        f"arg:{param.name}")
-                else:
-                    value = self._value(arg, state)
-                    registers[param.name] = value if isinstance(value, Term) else Opaque(
-                        f"arg:{param.name}", 64)
+                # A .reg parameter holds the argument's value (ISA 5.1.6.4); a vector one
+                # (.reg .v2 .u32 p) is its element registers p.x, p.y, bound one by one to
+                # the elements of the caller's vector register. A parameter left unbound
+                # (shapes that do not match) reads as an unknown value of its own.
+                for inner, outer in _register_bindings(param, arg):
+                    if callee.register_types.get(inner) == "pred":
+                        predicates[inner] = state.preds[outer.name] if type(
+                            outer) is Register and outer.name in state.preds else POpaque(
+                            f"arg:{inner}@{instr.index}{self.suffix}")
+                    else:
+                        value = self._value(outer, state)
+                        registers[inner] = value if isinstance(value, Term) else \
+                            self._fresh(f"arg:{inner}@{instr.index}")
             elif type(arg) is Symbol:
                 bindings[param.name] = dict(self.callparams.get(arg.name, {}))
         guard = state.guard + ((self._guard_pred(instr, state),) if instr.guard else ())
@@ -850,13 +919,19 @@ class _Walker:
                         self.last_pending.setdefault((ret_arg.name, offset), []).append(
                             first + k)
         for ret_param, ret_arg in zip(callee.return_params, rets, strict=False):
-            if ret_param.space == "reg" and type(ret_arg) is Register:
-                # A .reg return value: not followed through the callee, so opaque.
-                if self.function.register_types.get(ret_arg.name) == "pred":
-                    state.preds[ret_arg.name] = POpaque(f"call@{instr.index}")
+            if ret_param.space != "reg":
+                continue
+            # A .reg return value: not followed through the callee, so opaque, one unknown
+            # value per register written (each element of a vector register; every register
+            # of the operand when its shape does not match the return parameter's).
+            targets = [e for e in (ret_arg.elements if type(ret_arg) is VectorOperand
+                                   else (ret_arg,)) if type(e) is Register]
+            for target in targets:
+                tag = f"call@{instr.index}:{target.name}"
+                if self.function.register_types.get(target.name) == "pred":
+                    state.preds[target.name] = POpaque(tag + self.suffix)
                 else:
-                    self._assign(instr, state, ret_arg.name,
-                                 Opaque(f"call@{instr.index}", 64))
+                    self._assign(instr, state, target.name, self._fresh(tag, 64))
         self.callparams = {}
         if any(may_write_local(i) for i in callee.instructions):
             state.stack.clear()  # the callee may write this frame through an escaped pointer
@@ -905,13 +980,15 @@ class _Walker:
             trips[key] = self._tripmax(cfg, header, body, latches, idom, out, key, ivs)
         caps: dict = {}
         for var, (init, step) in ivs.items():
-            k = Iter(var.header, trips.get(var.header, (None, None))[0])
+            k = Iter(var.header, trips.get(var.header, (None, ()))[0])
             value = add(init, _mul(step, k))
-            cap = trips.get(var.header, (None, None))[1]
-            if cap is not None and cap[0] == var:
-                bound = cap[1]
-                from kernelcheck.analysis.terms import Bound
-                value = Join((init, Bound(value, None, add(bound, Const(-1)))))
+            bounds = [b for v, b in trips.get(var.header, (None, ()))[1] if v == var]
+            if bounds:
+                # Every value after the first passed each tested bound at the latch before.
+                capped = value
+                for bound in bounds:
+                    capped = Bound(capped, None, add(bound, Const(-1)))
+                value = Join((init, capped))
                 caps[var] = value
             mapping[var] = value
         # Induction variables moving in step with a capped one are expressed through it
@@ -957,24 +1034,35 @@ class _Walker:
             stay = self._edge_state(cfg, block, inside[0], out[block]).guard[-1:]
             if not stay:
                 continue
-            shape = _loop_test(stay[0], key)
-            if shape is None:
+            # The loop continues only while every conjunct of the test holds (``i < n &&
+            # i < chunk``): each one that is a loop test bounds the count on its own, and
+            # the least of those bounds holds.
+            trips, caps = [], []
+            for literal in _conjuncts(stay[0]):
+                shape = _loop_test(literal, key)
+                if shape is None:
+                    continue
+                x, bound, mode = shape
+                found = _iv_offset(x, ivs, key)
+                if found is None:
+                    continue
+                var, c = found
+                init, step = ivs[var]
+                # Facts that hold on entry to the loop bound the first tested value
+                # (``if (r != 0)`` before a count-down remainder loop).
+                # The wrapped first value is congruent to the machine's; the evaluator
+                # checks that no later tested value leaves the wrap range.
+                x0 = apply_guards(wrap(add(init, c), x.bits, x.signed), out[header].guard)
+                trips.append(TripMax(x0, step, bound, x.bits, x.signed, mode))
+                if c == step and mode == "lt":
+                    caps.append((var, bound))
+            if not trips:
                 continue
-            x, bound, mode = shape
-            found = _iv_offset(x, ivs, key)
-            if found is None:
-                continue
-            var, c = found
-            init, step = ivs[var]
-            # Facts that hold on entry to the loop bound the first tested value
-            # (``if (r != 0)`` before a count-down remainder loop).
-            # The wrapped first value is congruent to the machine's; the evaluator checks
-            # that no later tested value leaves the wrap range.
-            x0 = apply_guards(wrap(add(init, c), x.bits, x.signed), out[header].guard)
-            trip = TripMax(x0, step, bound, x.bits, x.signed, mode)
-            cap = (var, bound) if c == step and mode == "lt" else None
-            return trip, cap
-        return None, None
+            trip = trips[0]
+            for other in trips[1:]:
+                trip = Min(trip, other)
+            return trip, tuple(caps)
+        return None, ()
 
     def _substitute(self, mapping: dict) -> None:
         new = []
@@ -1055,6 +1143,18 @@ def _uses_and_returns(function: Function, callee: bool):
             continue
         used.update(uses(instr))
     return used, {k: tuple(v) for k, v in slots.items() if k not in used}
+
+
+def _register_bindings(param, arg) -> list[tuple[str, object]]:
+    """``(callee register, caller operand)`` pairs of a ``.reg`` parameter: a vector
+    parameter element by element; none when the argument's shape does not match."""
+    if not param.vector:
+        return [] if type(arg) is VectorOperand else [(param.name, arg)]
+    elements = VECTOR_ELEMENTS.get(param.vector, ())
+    if type(arg) is not VectorOperand or len(arg.elements) != len(elements):
+        return []
+    return [(f"{param.name}.{e}", outer) for e, outer in zip(elements, arg.elements,
+                                                                strict=True)]
 
 
 def _dominates(idom: dict, a, b) -> bool:
@@ -1224,6 +1324,20 @@ def _init_of(cfg, header, back, out, name) -> Term | None:
     if not values:
         return None
     return values[0] if len(values) == 1 else Join(tuple(values))
+
+
+def _conjuncts(literal: Pred) -> list[Pred]:
+    """The conjuncts of a predicate: ``a && b`` and ``!(a || b)`` split, others whole."""
+    out, stack = [], [literal]
+    while stack:
+        p = stack.pop()
+        if type(p) is PAnd:
+            stack.extend((p.b, p.a))
+        elif type(p) is PNot and type(p.p) is POr:
+            stack.extend((pred_not(p.p.b), pred_not(p.p.a)))
+        else:
+            out.append(p)
+    return out
 
 
 def _loop_test(literal: Pred, key: int):

@@ -29,6 +29,8 @@ from kernelcheck.ir.nodes import Address, Register, Symbol, VectorOperand
 __all__ = ["SPACES", "Access", "guard_writes", "space_of_instruction"]
 
 SPACES = ("global", "shared", "local", "param", "const")
+#: Generic address of offset 0 of a state space's variables (see kernelcheck.emu.convert).
+_GENERIC_BASE = {"shared": SHARED_WINDOW, "local": LOCAL_WINDOW}
 _U64 = np.uint64
 
 
@@ -123,22 +125,37 @@ class _Access:
         self.offset = operand.offset
         self.symbol = None
         self.reg = -1
+        self.wrap32 = False
         self.const_addr = None
         base = operand.base
         if type(base) is Symbol:
             sym_space, addr = cx.symbol(base.name)
             if sym_space in ("kparam", "param"):
                 self.symbol = (sym_space, base.name, addr)
+            elif space == "generic":
+                # A variable used as a generic address means its generic address (ISA 6.4.1
+                # generic addressing): the .shared and .local windows, or the .global/.const
+                # address itself.
+                self.const_addr = addr + operand.offset + _GENERIC_BASE.get(sym_space, 0)
             else:
                 self.const_addr = addr + operand.offset
         elif type(base) is Register:
             self.reg = cx.reg(base.name)
+            # A 32-bit register holds a 32-bit address: [%r + imm] wraps modulo 2**32 (nvcc
+            # forms shared addresses as `base - 64*tid` and adds the offset back).
+            self.wrap32 = np.dtype(cx.reg_storage[self.reg]).itemsize <= 4
         elif base is None:
             self.const_addr = operand.offset
         else:
             raise cx.unsupported(f"address base {base!r}")
+        #: ``ld.param [%r+imm]`` in a kernel: ``%r`` holds an address in the kernel's
+        #: parameter space (``mov.b64 %r, k_param_0`` gives the parameter's offset in the
+        #: buffer, the address the emulator gives a kernel parameter symbol).
+        self.kparam_reg = False
         if self.symbol is None and space == "param":
-            raise cx.unsupported("ld/st.param through a register address")
+            if kind != "read" or self.reg < 0 or not cx.function.is_kernel:
+                raise cx.unsupported("ld/st.param through a register address")
+            self.kparam_reg = True
 
     def addresses(self, st, fr, lanes) -> np.ndarray:
         if self.const_addr is not None:
@@ -147,6 +164,8 @@ class _Access:
         a = reg[lanes].astype(_U64)
         if self.offset:
             a = a + _U64(self.offset & 0xFFFFFFFFFFFFFFFF)
+            if self.wrap32:
+                a &= _U64(0xFFFFFFFF)
         return a
 
     def fault(self, st, lanes, err: MemoryFault) -> MemoryFault:
@@ -295,6 +314,22 @@ def _param_read(st, fr, sym, offset, width, count, lanes):
     return [vals[:, k] for k in range(count)]
 
 
+def _kparam_read(st, offsets, width, count):
+    """Values of ``count`` consecutive ``width``-byte elements of the kernel parameter
+    buffer at each lane's byte offset (a by-value array indexed per thread)."""
+    raw = np.asarray(st.params, dtype=np.uint8)
+    # Offsets are unsigned 64-bit: a negative index is a huge one, past the end.
+    end = int(offsets.max()) + width * count if len(offsets) else 0
+    if len(offsets) and end > len(raw):
+        raise MemoryFault("read past the end of the kernel parameters", kind="read",
+                          space="param", address=int(offsets.max()), width=width * count)
+    out = []
+    for k in range(count):
+        idx = offsets.astype(np.int64)[:, None] + k * width + np.arange(width)
+        out.append(np.ascontiguousarray(raw[idx]).view(bits_dtype(width)).reshape(len(offsets)))
+    return out
+
+
 def _param_write(st, fr, sym, offset, width, values, lanes):
     sym_space, name, _ = sym
     if sym_space == "kparam":
@@ -354,6 +389,8 @@ def _ld(instr, cx):
             return
         if acc.symbol is not None:
             vals = _param_read(st, fr, acc.symbol, acc.offset, width, count, lanes)
+        elif acc.kparam_reg:
+            vals = _kparam_read(st, acc.addresses(st, fr, lanes), width, count)
         else:
             vals = [np.zeros(len(lanes), dtype=ut) for _ in range(count)]
             for buf, off, pos, alloc in acc.locate(st, fr, lanes):

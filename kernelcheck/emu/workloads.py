@@ -845,6 +845,171 @@ def _top_byte(x, p, g, b):
 _w("top_byte_inplace", lambda p, g, b: [Buffer("w", U32, 0, p["n"], output=True)], _top_byte)
 
 
+# ---------------------------------------------------------------- tensor_lists.cu
+#: Tables of TensorListMeta<L> (fixtures/src/tensor_lists.cu): L -> tensors per list.
+_TL_TENSORS = {2: 8, 4: 6}
+_TL_CHUNK = 512
+
+
+def _at(p, name, offset, size, signed=False):
+    """A field of the by-value struct ``name``; fields an instance leaves out are zero."""
+    for off, sz, value in p[name]:
+        if off == offset and sz == size:
+            value = int(value) & ((1 << 8 * size) - 1)
+            if signed and value >> (8 * size - 1):
+                value -= 1 << 8 * size
+            return value
+    return 0
+
+
+def _tl_chunks(p, g, lists):
+    """Per tensor, the element ranges [lo, hi) the blocks of the grid take: block b works on
+    tensor block_to_tensor[b], elements [512c, min(numel, 512c + 512)), c = block_to_chunk[b]."""
+    tensors = _TL_TENSORS[lists]
+    numel_at = 8 * lists * tensors
+    to_tensor = numel_at + 8 * tensors
+    out: dict[int, list] = {}
+    for b in range(g[0]):
+        t = _at(p, "meta", to_tensor + b, 1)
+        c = _at(p, "meta", to_tensor + 32 + 4 * b, 4, signed=True)
+        lo = c * _TL_CHUNK
+        hi = min(_at(p, "meta", numel_at + 8 * t, 8, signed=True), lo + _TL_CHUNK)
+        if hi > lo:
+            out.setdefault(t, []).append((lo, hi))
+    return out
+
+
+def _tl_buffers(lists, outputs):
+    """Buffers of a foreach kernel over ``lists`` lists; ``outputs`` the lists written."""
+    def buffers(p, g, b):
+        tensors = _TL_TENSORS[lists]
+        out = []
+        for t, ranges in sorted(_tl_chunks(p, g, lists).items()):
+            lo, hi = min(r[0] for r in ranges), max(r[1] for r in ranges)
+            for k in range(lists):
+                out.append(Buffer(("meta", 8 * (k * tensors + t)), F32, lo, hi,
+                                  output=k in outputs))
+        return out
+    return buffers
+
+
+def _tl_apply(lists, fn):
+    """Reference of a foreach kernel: ``fn(views)`` updates the chunk views of one block."""
+    def reference(x, p, g, b):
+        tensors = _TL_TENSORS[lists]
+        new = {}
+        for t, ranges in _tl_chunks(p, g, lists).items():
+            keys = [("meta", 8 * (k * tensors + t)) for k in range(lists)]
+            for key in keys:
+                new.setdefault(key, x[key].copy())
+            shift = x["_offset"][keys[0]]
+            for lo, hi in ranges:
+                fn([new[key][lo + shift:hi + shift] if key in new else None for key in keys],
+                   [x[key][lo + shift:hi + shift] for key in keys], p)
+        return new
+    return reference
+
+
+def _negate(out, inp, p):
+    out[1][:] = -inp[0]
+
+
+def _add_in_place(out, inp, p):
+    out[0][:] = inp[0] + F32(p["alpha"]) * inp[1]
+
+
+_w("_Z14apply_to_listsI14TensorListMetaILi2EE13NegateFunctorJEEvT_T0_DpT1_",
+   _tl_buffers(2, (1,)), _tl_apply(2, _negate))
+_w("_Z14apply_to_listsI14TensorListMetaILi2EE17AddInPlaceFunctorJfEEvT_T0_DpT1_",
+   _tl_buffers(2, (0,)), _tl_apply(2, _add_in_place), rtol=1e-5, atol=1e-5)
+def _adamw(out, inp, p):
+    f = {k: F64(np.float32(p[k])) for k in ("lr", "beta1", "beta2", "eps", "weight_decay",
+                                             "bias1", "bias2")}
+    param, grad, m, v = (x.astype(F64) for x in inp)
+    param = param - f["lr"] * f["weight_decay"] * param
+    m = f["beta1"] * m + (1 - f["beta1"]) * grad
+    v = f["beta2"] * v + (1 - f["beta2"]) * grad * grad
+    with np.errstate(invalid="ignore"):
+        param = param - f["lr"] * (m / f["bias1"]) / (np.sqrt(v / f["bias2"]) + f["eps"])
+    out[0][:], out[2][:], out[3][:] = param, m, v
+
+
+_w("_Z14apply_to_listsI14TensorListMetaILi4EE12AdamWFunctorJfffffffEEvT_T0_DpT1_",
+   _tl_buffers(4, (0, 2, 3)), _tl_apply(4, _adamw), rtol=1e-4, atol=1e-5)
+
+
+def _gemm_extent(p, g, b):
+    rows = max(0, min(p["m"], g[1] * b[1]))
+    cols = max(0, min(p["n"], g[0] * b[0]))
+    return rows, cols, max(p["k"], 0)
+
+
+def _gemm_buffers(p, g, b):
+    rows, cols, k = _gemm_extent(p, g, b)
+    if not rows or not cols:
+        return []
+    out = []
+    for z in range(min(g[2], 4)):
+        if k:
+            out.append(Buffer(("ptrs", 8 * z), F32, 0, (rows - 1) * p["lda"] + k))
+            out.append(Buffer(("ptrs", 32 + 8 * z), F32, 0, (k - 1) * p["ldb"] + cols))
+        out.append(Buffer(("ptrs", 64 + 8 * z), F32, 0, (rows - 1) * p["ldc"] + cols,
+                          output=True))
+    return out
+
+
+def _gemm_reference(x, p, g, b):
+    rows, cols, k = _gemm_extent(p, g, b)
+    new = {}
+    for z in range(min(g[2], 4) if rows and cols else 0):
+        c = x[("ptrs", 64 + 8 * z)].astype(F64)
+        for r in range(rows):
+            for j in range(cols):
+                acc = 0.0
+                for q in range(k):
+                    acc += float(x[("ptrs", 8 * z)][r * p["lda"] + q]) * float(
+                        x[("ptrs", 32 + 8 * z)][q * p["ldb"] + j])
+                c[r * p["ldc"] + j] = acc
+        new[("ptrs", 64 + 8 * z)] = c
+    return new
+
+
+_w("gemm_batched_pointers", _gemm_buffers, _gemm_reference, rtol=1e-4, atol=1e-4)
+
+
+def _copy_tasks_buffers(p, g, b):
+    out = []
+    for y in range(min(g[1], 4)):
+        n = max(0, min(_at(p, "tasks", 24 * y + 16, 4, signed=True), g[0] * b[0]))
+        if n:
+            out.append(Buffer(("tasks", 24 * y + 8), F32, 0, n, output=True))
+            out.append(Buffer(("tasks", 24 * y), F32, 0, n))
+    return out
+
+
+def _copy_tasks(x, p, g, b):
+    return {buf.pointer: x[(buf.pointer[0], buf.pointer[1] - 8)]
+            for buf in _copy_tasks_buffers(p, g, b) if buf.output}
+
+
+_w("copy_tasks", _copy_tasks_buffers, _copy_tasks)
+
+
+def _axpy_count(p, g, b):
+    return max(0, min(_at(p, "args", 28, 4, signed=True), _threads(g, b)))
+
+
+def _axpy_struct(x, p, g, b):
+    a = np.array([_at(p, "args", 24, 4)], dtype=U32).view(F32)[0]
+    return {("args", 16): a * x[("args", 0)] + x[("args", 8)]}
+
+
+_w("axpy_struct_args",
+   lambda p, g, b: [Buffer(("args", 16), F32, 0, _axpy_count(p, g, b), output=True),
+                    Buffer(("args", 0), F32, 0, _axpy_count(p, g, b)),
+                    Buffer(("args", 8), F32, 0, _axpy_count(p, g, b))], _axpy_struct)
+
+
 # ---------------------------------------------------------------- Triton
 def _tri(p, g):
     return max(0, min(p["n"], g[0] * 256))
@@ -901,3 +1066,184 @@ _w("numba:histogram_numba",
    lambda p, g, b: [Buffer("counts_data", I32, 0, p["counts_nitems"], output=True),
                     Buffer("bins_data", I32, 0, p["bins_nitems"],
                            _rand_index(p["counts_nitems"]))], _numba_hist)
+
+
+# ---------------------------------------------------------------- inline_asm_libs.cu
+def _full_u32(rng, count):
+    return rng.integers(0, 1 << 32, size=count, dtype=np.uint64).astype(U32)
+
+
+_reg_map("asm_ldg_scale_cs", "out", ["in"], F32, lambda a, p, k: F32(p["s"]) * a)
+_reg_map("asm_cutlass_guarded_epilogue", "D", ["C"], F32,
+         lambda c, p, k: F32(p["alpha"]) * c + F32(p["beta"]), rtol=1e-6, atol=1e-6)
+
+
+def _vec4_xor(x, p, g, b):
+    out = x["out"].copy()
+    k = 4 * _cnt(p, g, b, "n4")
+    out[:k] = x["in"][:k] ^ U32(p["key"] & 0xFFFFFFFF)
+    return {"out": out}
+
+
+_w("asm_vec4_xor", lambda p, g, b: [Buffer("out", U32, 0, 4 * p["n4"], output=True),
+                                    Buffer("in", U32, 0, 4 * p["n4"], _full_u32)], _vec4_xor)
+
+
+def _red_accumulate(x, p, g, b):
+    k = _cnt(p, g, b)
+    lanes = np.arange(k) & 31
+    add = np.bincount(lanes, weights=x["in"][:k].astype(F64), minlength=32)
+    return {"sum": x["sum"] + add, "count": x["count"] + U32(k)}
+
+
+_w("asm_red_accumulate",
+   lambda p, g, b: [Buffer("sum", F32, 0, 32, output=True),
+                    Buffer("count", U32, 0, 1, output=True), Buffer("in", F32, 0, p["n"])],
+   _red_accumulate, rtol=1e-4, atol=1e-4)
+_w("asm_cas_fmax",
+   lambda p, g, b: [Buffer("result", F32, 0, 1, output=True), Buffer("in", F32, 0, p["n"])],
+   lambda x, p, g, b: {"result": np.maximum(x["result"],
+                                            x["in"][:_cnt(p, g, b)].max(initial=-np.inf))})
+
+
+def _bias_tile(x, p, g, b):
+    out = x["out"].copy()
+    k = _cnt(p, g, b, "n4")
+    bias = np.repeat(x["bias"][:g[0]], 4 * b[0])[:4 * k]
+    out[:4 * k] = x["in"][:4 * k] + bias
+    return {"out": out}
+
+
+_w("asm_cp_async_bias_tile",
+   lambda p, g, b: [Buffer("out", U32, 0, 4 * p["n4"], output=True),
+                    Buffer("in", U32, 0, 4 * p["n4"], _full_u32),
+                    Buffer("bias", U32, 0, g[0], _full_u32)],
+   _bias_tile, block_required=(64, 1, 1))
+
+
+def _mma(x, p, g, b):
+    d = x["D"].copy()
+    w = max(0, min(p["tiles"], g[0]))
+    a = x["A"][:256 * w].astype(F64).reshape(w, 16, 16)
+    bt = x["B"][:128 * w].astype(F64).reshape(w, 8, 16)
+    d[:128 * w] = np.einsum("wmk,wnk->wmn", a, bt).reshape(-1)
+    return {"D": d}
+
+
+_w("asm_mma_m16n8k16",
+   lambda p, g, b: [Buffer("D", F32, 0, 128 * p["tiles"], output=True),
+                    Buffer("A", F16, 0, 256 * p["tiles"]), Buffer("B", F16, 0, 128 * p["tiles"])],
+   _mma, rtol=1e-3, atol=1e-3, block_required=(32, 1, 1))
+
+
+def _warp_sum(x, p, g, b):
+    out = x["out"].copy()
+    k = _cnt(p, g, b)
+    vals = np.zeros(-(-k // 32) * 32, dtype=F64)
+    vals[:k] = x["in"][:k]
+    out[:len(vals) // 32] = vals.reshape(-1, 32).sum(axis=1)
+    return {"out": out}
+
+
+_w("asm_warp_sum_bfly",
+   lambda p, g, b: [Buffer("out", F32, 0, (max(p["n"], 0) + 31) // 32, output=True),
+                    Buffer("in", F32, 0, p["n"])], _warp_sum, rtol=1e-4, atol=1e-4)
+
+
+def _prmt_pairs(x, p, g, b):
+    a = x["a"].copy()
+    k = _cnt(p, g, b)
+    a[1:2 * k:2] = x["a"][0:2 * k:2].byteswap()
+    return {"a": a}
+
+
+_w("asm_prmt_pairs_inplace",
+   lambda p, g, b: [Buffer("a", U32, 0, 2 * p["n"], _full_u32, output=True)], _prmt_pairs)
+
+
+def _lop3(xv, yv, p, k):
+    xv, yv = xv.astype(np.uint64), yv.astype(np.uint64)
+    perm = (xv & 0xFF) | (yv & 0xFF) << 8 | (xv >> 8 & 0xFF) << 16 | (yv >> 8 & 0xFF) << 24
+    field = xv >> 4 & 0xFFF
+    return ((perm & yv) | (perm & field) | (yv & field)).astype(U32)
+
+
+_w("asm_lop3_bfe_prmt",
+   lambda p, g, b: [Buffer("out", U32, 0, p["n"], output=True),
+                    Buffer("x", U32, 0, p["n"], _full_u32), Buffer("y", U32, 0, p["n"], _full_u32)],
+   _map("out", ["x", "y"], U32, _lop3)[1])
+
+
+def _f16x2(x, p, g, b):
+    out = x["out"].copy()
+    k = _cnt(p, g, b)
+    h = x["in"][:2 * k].astype(F16).view(np.uint16).astype(U32)
+    out[:k] = h[0::2] | h[1::2] << U32(16)
+    return {"out": out}
+
+
+_w("asm_cvt_f16x2_pack", lambda p, g, b: [Buffer("out", U32, 0, p["n"], output=True),
+                                          Buffer("in", F32, 0, 2 * p["n"])], _f16x2)
+
+
+def _scratch(x, p, g, b):
+    k = _cnt(p, g, b)
+    out, scratch = x["out"].copy(), x["scratch"].copy()
+    twice = x["in"][:k] + x["in"][:k]
+    scratch[:k] = twice
+    out[:k] = twice + x["in"][:k]
+    return {"out": out, "scratch": scratch}
+
+
+_w("asm_scratch_write_first",
+   lambda p, g, b: [Buffer("out", F32, 0, p["n"], output=True),
+                    Buffer("scratch", F32, 0, p["n"], output=True), Buffer("in", F32, 0, p["n"])],
+   _scratch)
+
+
+def _vec_rmw(x, p, g, b):
+    a = x["a"].copy()
+    k = 4 * _cnt(p, g, b, "n4")
+    a[:k] += U32(1)
+    return {"a": a}
+
+
+_w("asm_shadow_vec_rmw",
+   lambda p, g, b: [Buffer("a", U32, 0, 4 * p["n4"], output=True)], _vec_rmw)
+
+
+def _shift_copy(x, p, g, b):
+    a = x["a"].copy()
+    base = x["_offset"]["a"]
+    for i in range(_cnt(p, g, b)):
+        a[base + i + p["off"]] = x["a"][base + i]
+    return {"a": a}
+
+
+_w("asm_shift_copy_inplace",
+   lambda p, g, b: [Buffer("a", U32, min(0, p["off"]), max(p["n"], p["n"] + p["off"]),
+                           output=True)], _shift_copy)
+
+
+def _fill_or_double(x, p, g, b):
+    a = x["a"].copy()
+    k = _cnt(p, g, b)
+    a[:k] = F32(p["v"]) if p["mode"] else a[:k] + a[:k]
+    return {"a": a}
+
+
+_w("asm_fill_or_double", lambda p, g, b: [Buffer("a", F32, 0, p["n"], output=True)],
+   _fill_or_double)
+
+
+def _row_sum(x, p, g, b):
+    out = x["out"].copy()
+    k, m = _cnt(p, g, b), max(p["m"], 0)
+    out[:k] = x["in"][:k * m].astype(F64).reshape(k, m).sum(axis=1) if m else 0
+    return {"out": out}
+
+
+_w("asm_row_sum_loop",
+   lambda p, g, b: [Buffer("out", F32, 0, p["n"], output=True),
+                    Buffer("in", F32, 0, p["n"] * max(p["m"], 0))], _row_sum,
+   rtol=1e-4, atol=1e-4)

@@ -29,6 +29,12 @@ KNOWN_WEAKER = {
     # lo + 2**32*hi of loop-carried halves, which hides their base pointer.
     ("sm_80", "copy_gridstride_i64"): "not_proven",
     ("sm_90", "copy_gridstride_i64"): "not_proven",
+    # The foreach negation's scalar path: ptxas unrolls it and the unrolled stores'
+    # addresses lose the table entry they start from.
+    ("sm_80", "_Z14apply_to_listsI14TensorListMetaILi2EE13NegateFunctorJEEvT_T0_DpT1_"):
+        "not_proven",
+    ("sm_90", "_Z14apply_to_listsI14TensorListMetaILi2EE13NegateFunctorJEEvT_T0_DpT1_"):
+        "not_proven",
 }
 # Kernels whose class is right but whose example instances the SASS LaunchCheck may leave
 # "not proven": a global read inside the loop goes through a pointer that the loop advances
@@ -38,7 +44,19 @@ WEAKER_INSTANCES = {("sm_80", "spmv_csr"), ("sm_90", "spmv_csr"), ("sm_80", "mat
                     # the lift leaves opaque: its bytes are unknown in every instance (and
                     # never bounded by out's allocation, which they do not lie in).
                     ("sm_80", "store_past_pointer_difference"),
-                    ("sm_90", "store_past_pointer_difference")}
+                    ("sm_90", "store_past_pointer_difference"),
+                    # inline_asm_libs.cu: the mma fragment's store address (lane / 4 and
+                    # lane % 4 of the signed tid.x) has no range; scratch[i] is written
+                    # and read back by the same thread (paired as in the PTX analysis);
+                    # ptxas unrolls the asm row loop four times after a remainder loop, and
+                    # the unrolled loads' iteration count has no bound (their bytes unknown).
+                    ("sm_80", "asm_mma_m16n8k16"), ("sm_90", "asm_mma_m16n8k16"),
+                    ("sm_80", "asm_scratch_write_first"), ("sm_90", "asm_scratch_write_first"),
+                    ("sm_80", "asm_row_sum_loop"), ("sm_90", "asm_row_sum_loop"),
+                    # The inner product's 4x-unrolled loop: its reads get no byte range and a
+                    # pointer read from a table in the parameter buffer has no allocation of
+                    # a parameter to bound them (as in PTX, tests/analysis/test_fixtures.py).
+                    ("sm_80", "gemm_batched_pointers"), ("sm_90", "gemm_batched_pointers")}
 _WEAKER_INSTANCES = set(KNOWN_WEAKER) | WEAKER_INSTANCES
 
 
