@@ -183,13 +183,21 @@ def test_window_floor_counts_bytes_an_unverified_launch_read():
     assert second.floor_missed_bytes == 0 and report.floor_missed_bytes == 0
 
 
+#: Fixture sources added after the trials below were picked.
+_LATER_SOURCES = {"tensor_lists.cu", "inline_asm_libs.cu"}
+
+
 @pytest.mark.parametrize("trial,target", [(214, "add2d_pitched#0d"),
                                           (663, "interleave_odd_from_even#0")])
 def test_stray_stores_into_the_holes_of_a_strided_output_are_stopped(trial, target):
     # An idempotent instance saves nothing: a flipped address that lands between the rows
     # (or words) it writes, inside the hull of its writes, stays unless the guard stops it.
-    specs = []    # the targets of bench/bench_recovery.py, in its order
+    # The targets of bench/bench_recovery.py, in its order, as they were when the trials
+    # were picked: a trial's target depends on the whole list, so later sources stay out.
+    specs = []
     for k, spec in expected_kernels().items():
+        if spec.get("source") in _LATER_SOURCES:
+            continue
         specs += [(k, i, False) for i in range(len(spec["instances"]))] + [(k, 0, True)]
     rows = {}
     for affine in (False, True):
