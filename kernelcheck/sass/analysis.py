@@ -13,6 +13,7 @@ such as the shim's helper (where it would fail every kernel of the image).
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import replace
 
@@ -61,6 +62,12 @@ def analyze_sass_kernel(module: Module, function: Function) -> KernelSummary:
     except Exception as error:  # noqa: BLE001 - a fault of ours: this kernel is not proven
         return unanalysed_summary(function, f"analysis fault on {function.name}: "
                                             f"{type(error).__name__}: {error}")
+    if summary.kernel_class == "not_proven":
+        reasons = tuple(_sass_reason(r, kernel, function) for r in summary.reasons)
+        check = summary.launch_check
+        if check is not None and check.not_proven:
+            check = replace(check, not_proven="; ".join(reasons))
+        summary = replace(summary, reasons=reasons, launch_check=check)
     # Accesses name the SASS instruction they come from (index and opcode), so reports
     # line them up with the structural listing of the SASS.
     sass = function.instructions
@@ -73,6 +80,29 @@ def analyze_sass_kernel(module: Module, function: Function) -> KernelSummary:
     return KernelSummary(summary.name, summary.kernel_class, summary.reasons,
                          tuple(accesses), summary.launch_check, summary.conditions,
                          time.perf_counter() - start, summary.z3_seconds, summary.params)
+
+
+_LIFTED = re.compile(r"^(unknown|unmodelled) instruction (\S+) #(\d+) in (\S+)(.*)$")
+
+
+def _sass_reason(reason: str, kernel, function: Function) -> str:
+    """A reason that names a lifted instruction, restated with the SASS instruction it
+    came from (its index and offset in the kernel's code) and why the lifter left it
+    unmodelled: ``unknown instruction UTMASTG.2D #41 (offset 0x290) in k``."""
+    found = _LIFTED.match(reason)
+    if found is None:
+        return reason
+    index = int(found.group(3))
+    origin = kernel.origin[index] if 0 <= index < len(kernel.origin) else -1
+    sass = function.instructions
+    if not 0 <= origin < len(sass):
+        return reason
+    instr = sass[origin]
+    offset = f" (offset {instr.pos.line:#x})" if instr.pos is not None else ""
+    why = dict(kernel.reasons).get(index)
+    text = (f"{found.group(1)} instruction {instr.full_opcode} #{origin}{offset} in "
+            f"{found.group(4)}{found.group(5)}")
+    return f"{text}: {why}" if why else text
 
 
 def analyze_sass_module(module: Module) -> tuple[KernelSummary, ...]:

@@ -42,6 +42,7 @@ from kernelcheck.ir.nodes import (
     SourcePos,
     Symbol,
 )
+from kernelcheck.sass.inline import inline_subroutines
 from kernelcheck.sass.lift_state import LiftState, block_successors, is_predicate
 from kernelcheck.sass.params import param_cbank
 
@@ -53,18 +54,29 @@ _MAX_PASSES = 32
 @dataclass(frozen=True)
 class LiftedFunction:
     """A lifted kernel: the PTX-form function and, per lifted instruction, the index of
-    the SASS instruction it came from (``origin[k]`` for ``function.instructions[k]``)."""
+    the SASS instruction it came from (``origin[k]`` for ``function.instructions[k]``).
+
+    ``reasons`` says, for lifted instructions the analysis must treat as unmodelled, why
+    the lifter could not model them (``(lifted index, reason)``), where it knows more than
+    the opcode: a call that was not inlined, an address it could not read.
+    """
 
     function: Function
     origin: tuple[int, ...]
+    reasons: tuple[tuple[int, str], ...] = ()
 
 
 class Lifter:
     """Emits the PTX form of one SASS function; the rules call its helpers."""
 
-    def __init__(self, sass: Function, module: Module | None = None):
+    def __init__(self, sass: Function, module: Module | None = None,
+                 refused: dict[int, str] | None = None):
         self.sass = sass
         self.module = module
+        #: Local calls the inliner left in place, by SASS instruction index, with why.
+        self.refused = refused or {}
+        #: Why an emitted unmodelled instruction is unmodelled, by position in ``out``.
+        self.why: dict[int, str] = {}
         self.cbank = param_cbank(sass)
         self.types: dict[str, str] = {}
         self.out: list = []
@@ -129,9 +141,12 @@ class Lifter:
         self.origin.append(self.current.index if self.current is not None else -1)
 
     def unknown(self, why: str = "") -> None:
-        """An instruction the analysis must treat as unmodelled (``known=False``)."""
+        """An instruction the analysis must treat as unmodelled (``known=False``); ``why``
+        is given with the analysis's reason when the opcode alone does not say it."""
         instr = self.current
         mods = tuple(m.lower() for m in instr.modifiers)
+        if why:
+            self.why[len(self.out)] = why
         self.emit("sass", (instr.opcode.lower(),) + mods, (), guard=True, known=False)
 
     # ------------------------------------------------------------------ lifting
@@ -173,6 +188,7 @@ class Lifter:
         else:
             entry_states = {b.index: LiftState() for b in blocks}
         self.out, self.origin = [], []
+        self.why = {}
         body: list = []
         for block in blocks:
             for label in block.labels:
@@ -183,11 +199,14 @@ class Lifter:
             body.extend(("instr", k) for k in range(start, len(self.out)))
         statements: list = []
         origin: list[int] = []
+        reasons: list[tuple[int, str]] = []
         for kind, value in body:
             if kind == "label":
                 statements.append(Label(value))
                 continue
             instr = self.out[value]
+            if value in self.why:
+                reasons.append((len(origin), self.why[value]))
             statements.append(Instruction(instr.opcode, instr.modifiers, instr.operands,
                                           instr.guard, None, len(origin), instr.known,
                                           instr.pos))
@@ -197,7 +216,7 @@ class Lifter:
                             self.sass.return_params, self.sass.attributes,
                             self.sass.directives, tuple(decls) + tuple(statements),
                             self.sass.noreturn, self.sass.pos)
-        return LiftedFunction(function, tuple(origin))
+        return LiftedFunction(function, tuple(origin), tuple(reasons))
 
     def _lift_block(self, block, state: LiftState, emit: bool) -> LiftState:
         from kernelcheck.sass.lift_rules import lift_instruction
@@ -234,6 +253,8 @@ class Lifter:
             self._canonical_pairs()
         self.current = None
         if not emit:
+            for position in [p for p in self.why if p >= saved[0]]:
+                del self.why[position]
             del self.out[saved[0]:]
             del self.origin[saved[1]:]
         return state
@@ -330,18 +351,28 @@ def _declarations(types: dict[str, str]) -> list[RegisterDecl]:
 def lift_kernel(function: Function, module: Module | None = None) -> LiftedFunction:
     """Lift one SASS function, keeping the SASS origin of every lifted instruction.
 
+    Subroutine calls are inlined first (:mod:`kernelcheck.sass.inline`); ``origin`` names
+    the instructions of ``function`` itself, the copy of a subroutine's instruction by the
+    instruction it was copied from.
+
     Parameters
     ----------
     function : Function
         A SASS function (upper-case opcodes) with its parameter layout.
     module : Module, optional
-        The SASS module holding it (for local subroutines).
+        The SASS module holding it.
 
     Returns
     -------
     LiftedFunction
     """
-    return Lifter(function, module).lift()
+    inlined = inline_subroutines(function)
+    lifted = Lifter(inlined.function, module, inlined.refused).lift()
+    if inlined.function is function:
+        return lifted
+    table = inlined.origin
+    origin = tuple(table[k] if 0 <= k < len(table) else -1 for k in lifted.origin)
+    return LiftedFunction(lifted.function, origin, lifted.reasons)
 
 
 def lift_function(function: Function, module: Module | None = None) -> Function:

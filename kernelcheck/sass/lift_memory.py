@@ -9,9 +9,9 @@
 * ``LDGSTS`` (asynchronous copy global → shared) reads global memory: ``cp.async``.
 * Shared and local accesses (``LDS``, ``STS``, ``ATOMS``, ``LDL``, ``STL``, ``LDSM``) never
   break idempotency: only their destinations are defined (opaque).
-* ``CALL.REL`` to a subroutine of the same function: every register the subroutine may
-  write becomes opaque; if it may write memory that is not shared or local, the call is
-  unmodelled.
+* ``CALL.REL`` to a subroutine of the same code is inlined before the lift
+  (:mod:`kernelcheck.sass.inline`); a call the inliner refused is unmodelled, with its
+  reason.
 * ``CALL.ABS`` to ``__assertfail`` (a failed device-side assertion, which aborts the
   launch; :mod:`kernelcheck.sass.calls`) becomes ``trap``; to ``vprintf``, which writes only
   the runtime's printf buffer, it makes every register opaque (the callee's register use
@@ -336,8 +336,10 @@ def _ldgsts(lifter, instr: Instruction) -> None:
 
 
 def call(lifter, instr: Instruction) -> None:
-    """``CALL.REL`` to a subroutine of this function, ``CALL.ABS`` to ``__assertfail``
-    (see the module documentation)."""
+    """``CALL.ABS`` to ``__assertfail`` or ``vprintf`` (see the module documentation);
+    every other call left in the code is unmodelled, with the reason: the local calls the
+    inliner (:mod:`kernelcheck.sass.inline`) refused, indirect calls, absolute calls of
+    other functions."""
     if "ABS" in instr.modifiers:
         callee = call_target(lifter.sass, lifter.block.instructions, instr)
         if callee == ASSERT_FAIL:
@@ -346,19 +348,15 @@ def call(lifter, instr: Instruction) -> None:
             return None
         if callee == PRINTF:
             return _clobber_every_register(lifter)
-        return lifter.unknown()
-    target = next((o for o in instr.operands if type(o) is Symbol), None)
-    block = lifter.block_of_label(target.name) if target is not None else None
-    if block is None:
-        return lifter.unknown()
-    body = _subroutine(lifter, block)
-    if body is None or any(_may_write_memory(i) and i.opcode != "CALL" for i in body):
-        return lifter.unknown()
-    if any(i.opcode == "CALL" for i in body):
-        return lifter.unknown()
-    memory = any(set(memory_spaces(i)) - {"shared", "local"} for i in body)
-    written = dict.fromkeys(name for i in body for name in _defs(i))
-    _opaque_registers(lifter, written, memory)
+        target = next((o for o in instr.operands if type(o) is Symbol), None)
+        if callee is None and target is not None and type(instr.operands[0]) is Symbol:
+            callee = target.name
+        return lifter.unknown(f"call of {callee}" if callee else "indirect call")
+    operand = instr.operands[0] if instr.operands else None
+    if type(operand) is not Symbol:
+        return lifter.unknown("indirect call")
+    return lifter.unknown(lifter.refused.get(
+        instr.index, f"call of {operand.name}: not a subroutine of this code"))
 
 
 def _opaque_registers(lifter, names, memory: bool = False) -> None:
@@ -383,42 +381,6 @@ def _clobber_every_register(lifter) -> None:
             name for instr in lifter.sass.instructions for name in _defs(instr) + _uses(instr)
             if name[:1] in ("R", "U", "P")))
     _opaque_registers(lifter, lifter.every_register)
-
-
-def _subroutine(lifter, block) -> list[Instruction] | None:
-    """The instructions reachable from ``block`` up to the returns, or None when the
-    subroutine branches somewhere unknown."""
-    blocks = lifter.sass.blocks
-    position = {b.index: k for k, b in enumerate(blocks)}
-    seen: set[int] = set()
-    stack = [block.index]
-    found: list[Instruction] = []
-    while stack:
-        index = stack.pop()
-        if index in seen:
-            continue
-        seen.add(index)
-        current = blocks[position[index]]
-        found.extend(current.instructions)
-        last = current.last
-        falls = True
-        if last is not None:
-            if last.opcode in ("BRA", "JMP"):
-                for operand in last.operands:
-                    if type(operand) is Symbol:
-                        nxt = lifter.block_of_label(operand.name)
-                        if nxt is None:
-                            return None
-                        stack.append(nxt.index)
-                falls = last.guard is not None or any(
-                    type(o) is not Symbol for o in last.operands)
-            elif last.opcode in ("BRX", "JMX"):
-                return None
-            elif last.opcode in ("RET", "EXIT"):
-                falls = last.guard is not None
-        if falls and position[index] + 1 < len(blocks):
-            stack.append(blocks[position[index] + 1].index)
-    return found
 
 
 MEMORY_RULES = {

@@ -24,12 +24,6 @@ EXPECTED = tomllib.loads((FIXTURES / "expected.toml").read_text())["kernels"]
 # answer is "not_proven" or "conditional" where the truth is stronger; never "always" for
 # a kernel that is not, and never a false "idempotent" instance.
 KNOWN_WEAKER = {
-    # The device function is compiled as a SASS subroutine (CALL.REL.NOINC) that stores to
-    # global memory; subroutines are not inlined, so a call that may write is unmodelled.
-    ("sm_80", "noinline_accumulate"): "not_proven",
-    ("sm_90", "noinline_accumulate"): "not_proven",
-    ("sm_80", "noinline_store_scaled"): "not_proven",
-    ("sm_90", "noinline_store_scaled"): "not_proven",
     # The unrolled 64-bit grid-stride loop keeps its index in two 32-bit halves updated
     # by a carry chain across the loop back edge: the stores' addresses are rebuilt as
     # lo + 2**32*hi of loop-carried halves, which hides their base pointer.
