@@ -213,21 +213,33 @@ def _imad(lifter, instr):
 
 
 def _imad_hi(lifter, instr, dest, preds, a, b, c):
-    """``IMAD.HI[.U32] d, a, b, c``: the high word of the 64-bit product plus ``c`` (the
-    multiply-high of a division by a constant, or by PyTorch's IntDivider magic number
-    ``(umulhi(n, m) + n) >> s``), lifted exactly so that a quotient keeps its bounds."""
+    """``IMAD.HI[.U32] d, a, b, c``: the high word of the 64-bit product plus the 64-bit
+    addend held in the register pair ``c:c+1`` (``c`` the low word), lifted exactly so that
+    a quotient keeps its bounds (the multiply-high of a division by a constant, by
+    PyTorch's IntDivider magic number, and of the division by a runtime value).
+
+    The addend is a pair: ptxas writes ``umulhi(a, b) + c`` as ``IMAD.HI.U32 R5, R6, R7,
+    R4`` with ``c`` in ``R5`` and zero in ``R4``, and the Newton step ``r + umulhi(r, m)``
+    of the division sequence with ``r`` in the high register of the pair. Only a register
+    pair (or ``RZ``) is read this way; any other addend leaves the result opaque."""
     if "X" in instr.modifiers or any(p not in ("PT", "UPT") for p in preds):
         return opaque_instruction(lifter, instr)
+    addend = plain(c)
+    if not (is_zero(c) or type(addend) is Register and addend.name[:1] in ("R", "U")):
+        return opaque_instruction(lifter, instr)
     signed = "U32" not in instr.modifiers
-    x, y, z = src32(lifter, a), src32(lifter, b), src32(lifter, c)
+    x, y = src32(lifter, a), src32(lifter, b)
     product = lifter.tmp("b64")
     lifter.emit("mul", ("wide", "s32" if signed else "u32"), (product, x, y), guard=False)
+    total = product
+    if not is_zero(c):
+        total = lifter.tmp("b64")
+        lifter.emit("add", ("s64",), (total, product, pair64(lifter, addend)), guard=False)
+    # The high word of the 64-bit sum: an arithmetic or a logical shift give the same low
+    # 32 bits of the result.
     high = lifter.tmp("b64")
-    lifter.emit("shr", ("s64" if signed else "u64",), (high, product, Immediate(32)),
-                guard=False)
-    word = lifter.tmp("b32")
-    lifter.emit("cvt", ("u32", "u64"), (word, high), guard=False)
-    write32(lifter, dest.name, lambda r: lifter.emit("add", ("s32",), (r, word, z)))
+    lifter.emit("shr", ("u64",), (high, total, Immediate(32)), guard=False)
+    write32(lifter, dest.name, lambda r: lifter.emit("cvt", ("u32", "u64"), (r, high)))
 
 
 def _iadd3(lifter, instr):

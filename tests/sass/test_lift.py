@@ -143,6 +143,35 @@ def test_multiply_high_keeps_the_quotient_bounded():
     assert clobbering.verdict == "not_idempotent"
 
 
+def test_multiply_high_adds_the_register_pair_after_its_addend():
+    # IMAD.HI.U32 d, a, b, R4 adds the pair R4:R5 to the product: with zero in R4 and c in
+    # R5 it is umulhi(a, b) + c (ptxas writes ``__umulhi(a, b) + c`` so). p[umulhi(tid, 16)
+    # + c] is written (umulhi is 0 here) and p[1024 + tid] read: they meet when c = 1024.
+    import struct
+
+    from kernelcheck.launch.evaluate import evaluate
+
+    summary = _kernel([
+        "S2R R0, SR_TID.X",
+        "LDC.64 R2, c[0x0][0x210]",
+        "LDC R5, c[0x0][0x218]",
+        "HFMA2.MMA R4, -RZ, RZ, 0, 0",
+        "IADD3 R7, R0, 0x400, RZ",
+        "IMAD.WIDE.U32 R8, R7, 0x4, R2",
+        "LDG.E R10, desc[UR4][R8.64]",
+        "IMAD.HI.U32 R6, R0, 0x10, R4",
+        "IMAD.WIDE.U32 R2, R6, 0x4, R2",
+        "STG.E desc[UR4][R2.64], R10",
+        "EXIT",
+    ])
+    base = 0x7F0000000000
+    meets = evaluate(summary.launch_check, struct.pack("<QI", base, 1024), (1, 1, 1),
+                     (32, 1, 1))
+    assert meets.verdict == "not_idempotent"
+    apart = evaluate(summary.launch_check, struct.pack("<QI", base, 0), (1, 1, 1), (32, 1, 1))
+    assert apart.verdict == "idempotent"
+
+
 def test_multimem_load_reduce_is_a_global_read_of_its_width():
     summary = _kernel([
         "S2R R0, SR_TID.X",
