@@ -62,12 +62,12 @@ def analyze_sass_kernel(module: Module, function: Function) -> KernelSummary:
     except Exception as error:  # noqa: BLE001 - a fault of ours: this kernel is not proven
         return unanalysed_summary(function, f"analysis fault on {function.name}: "
                                             f"{type(error).__name__}: {error}")
-    if summary.kernel_class == "not_proven":
-        reasons = tuple(_sass_reason(r, kernel, function) for r in summary.reasons)
-        check = summary.launch_check
-        if check is not None and check.not_proven:
-            check = replace(check, not_proven="; ".join(reasons))
-        summary = replace(summary, reasons=reasons, launch_check=check)
+    reasons = tuple(_sass_reason(r, kernel, function) for r in summary.reasons)
+    conditions = tuple(_sass_reason(c, kernel, function) for c in summary.conditions)
+    check = summary.launch_check
+    if check is not None and check.not_proven:
+        check = replace(check, not_proven="; ".join(reasons))
+    summary = replace(summary, reasons=reasons, conditions=conditions, launch_check=check)
     # Accesses name the SASS instruction they come from (index and opcode), so reports
     # line them up with the structural listing of the SASS.
     sass = function.instructions
@@ -82,27 +82,34 @@ def analyze_sass_kernel(module: Module, function: Function) -> KernelSummary:
                          time.perf_counter() - start, summary.z3_seconds, summary.params)
 
 
-_LIFTED = re.compile(r"^(unknown|unmodelled) instruction (\S+) #(\d+) in (\S+)(.*)$")
+_LIFTED = re.compile(r"\b([a-z][a-z0-9_:.]*) #(\d+)")
+_UNMODELLED = re.compile(r"^(unknown|unmodelled) instruction ")
 
 
 def _sass_reason(reason: str, kernel, function: Function) -> str:
-    """A reason that names a lifted instruction, restated with the SASS instruction it
-    came from (its index and offset in the kernel's code) and why the lifter left it
-    unmodelled: ``unknown instruction UTMASTG.2D #41 (offset 0x290) in k``."""
-    found = _LIFTED.match(reason)
-    if found is None:
-        return reason
-    index = int(found.group(3))
-    origin = kernel.origin[index] if 0 <= index < len(kernel.origin) else -1
+    """A reason restated with the SASS instructions its lifted instructions came from:
+    ``unknown instruction sass.utmastg.2d #41 in k`` becomes ``unknown instruction
+    UTMASTG.2D #12 (offset 0xc0) in k``, with why the lifter left it unmodelled where it
+    knows (a call it did not inline, an address it could not read)."""
+    whys = dict(kernel.reasons)
     sass = function.instructions
-    if not 0 <= origin < len(sass):
-        return reason
-    instr = sass[origin]
-    offset = f" (offset {instr.pos.line:#x})" if instr.pos is not None else ""
-    why = dict(kernel.reasons).get(index)
-    text = (f"{found.group(1)} instruction {instr.full_opcode} #{origin}{offset} in "
-            f"{found.group(4)}{found.group(5)}")
-    return f"{text}: {why}" if why else text
+    first_why = []
+
+    def name(found: re.Match) -> str:
+        index = int(found.group(2))
+        origin = kernel.origin[index] if 0 <= index < len(kernel.origin) else -1
+        if not 0 <= origin < len(sass):
+            return found.group(0)
+        instr = sass[origin]
+        if index in whys and not first_why:
+            first_why.append(whys[index])
+        offset = f" (offset {instr.pos.line:#x})" if instr.pos is not None else ""
+        return f"{instr.full_opcode} #{origin}{offset}"
+
+    text = _LIFTED.sub(name, reason)
+    if first_why and _UNMODELLED.match(reason):
+        text = f"{text}: {first_why[0]}"
+    return text
 
 
 def analyze_sass_module(module: Module) -> tuple[KernelSummary, ...]:

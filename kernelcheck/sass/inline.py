@@ -70,6 +70,9 @@ class InlinedFunction:
     inlined: int
 
 
+_INDIRECT = frozenset({"BRX", "JMX", "BRXU", "JMXU"})
+
+
 class _Refused(Exception):
     """A call that is not inlined, and why."""
 
@@ -200,7 +203,7 @@ class _Inliner:
         """The blocks reachable from the subroutine's entry, in layout order."""
         seen = self._reachable(entry.index)
         for b in self.blocks:
-            if b.index in seen and b.last is not None and b.last.opcode in ("BRX", "JMX"):
+            if b.index in seen and b.last is not None and b.last.opcode in _INDIRECT:
                 raise _Refused(f"indirect branch in subroutine {name}")
         return [b for b in self.blocks if b.index in seen]
 

@@ -42,6 +42,7 @@ from kernelcheck.ir.nodes import (
     SourcePos,
     Symbol,
 )
+from kernelcheck.sass.division import DivisionPlan, plan_divisions
 from kernelcheck.sass.inline import inline_subroutines
 from kernelcheck.sass.lift_state import LiftState, block_successors, is_predicate
 from kernelcheck.sass.params import param_cbank
@@ -91,6 +92,8 @@ class Lifter:
         self.sass_guard: tuple = ()
         self.serial = 0
         self.by_label = {}
+        #: The divisions recognised per block (:mod:`kernelcheck.sass.division`).
+        self.divisions: dict[int, DivisionPlan] = {}
         for block in sass.blocks:
             for label in block.labels:
                 self.by_label[label] = block
@@ -227,6 +230,9 @@ class Lifter:
         saved = len(self.out), len(self.origin)
         state.pending.clear()
         state.writes.clear()
+        plan = self.divisions.get(block.index)
+        if plan is None:
+            plan = self.divisions[block.index] = plan_divisions(block.instructions)
         for instr in block.instructions:
             self.current = instr
             self.serial = 0
@@ -244,7 +250,11 @@ class Lifter:
                 self.guard = None if guard is None else Guard(
                     self.reg(guard.register).name, guard.negated)
                 self.sass_guard = () if guard is None else (guard.register, guard.negated)
+            if plan and instr.index in plan.copies:
+                self._copy_division_operands(instr, plan.copies[instr.index])
             lift_instruction(self, instr)
+            if plan and instr.index in plan.results:
+                self._division_results(plan.results[instr.index])
             if self.stopped:
                 break  # the thread ends here (a call of __assertfail)
         if not self.stopped and (block.last is None or not block.last.is_terminator):
@@ -258,6 +268,30 @@ class Lifter:
             del self.out[saved[0]:]
             del self.origin[saved[1]:]
         return state
+
+    def _copy_division_operands(self, instr: Instruction, copies) -> None:
+        """Copy the dividend and divisor of a recognised division while they are live."""
+        from kernelcheck.sass.lift_values import src32
+
+        for position, name in copies:
+            self.types[name] = "b32"
+            value = src32(self, instr.operands[position])
+            self.emit("mov", ("b32",), (Register(name), value), guard=False)
+
+    def _division_results(self, results) -> None:
+        """After the instruction that completes a recognised division, its register holds
+        the PTX ``div``/``rem`` of the copied operands, whether or not a guard let that
+        instruction run (:mod:`kernelcheck.sass.division`)."""
+        from kernelcheck.sass.lift_values import write32
+
+        saved = self.guard, self.sass_guard
+        self.guard, self.sass_guard = None, ()
+        try:
+            for register, opcode, kind, x, d in results:
+                write32(self, register, lambda r, o=opcode, k=kind, a=x, b=d: self.emit(
+                    o, (k,), (r, Register(a), Register(b))))
+        finally:
+            self.guard, self.sass_guard = saved
 
     def _canonical_pairs(self) -> None:
         """At a block end, move every 64-bit value held in two halves into the pair's own

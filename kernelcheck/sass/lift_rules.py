@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from kernelcheck.ir.nodes import (
     ConstantRef,
+    Guard,
     Immediate,
     Instruction,
     NegatedPredicate,
@@ -38,6 +39,7 @@ from kernelcheck.sass.calls import branch_targets
 from kernelcheck.sass.function import label_for_offset
 from kernelcheck.sass.lift_chains import carry_high, lea, snap, snap_value, start_chain
 from kernelcheck.sass.lift_memory import MEMORY_RULES, call, opaque_instruction
+from kernelcheck.sass.lift_modern import MODERN_RULES, add64
 from kernelcheck.sass.lift_state import is_predicate
 from kernelcheck.sass.lift_values import (
     build64,
@@ -69,9 +71,15 @@ def lift_instruction(lifter, instr: Instruction) -> None:
     op = instr.opcode
     if op in _NOTHING and not (op in ("BAR", "BMOV") and _defs(instr)):
         return
+    modern = MODERN_RULES.get(op) or _UNIFORM_BRANCHES.get(op)
+    if modern is not None:
+        return modern(lifter, instr)
     if not instr.known:
         opaque_instruction(lifter, instr)
         return
+    if "64" in instr.modifiers and op in _RULES and op not in _READS_64:
+        # A 64-bit form of a 32-bit rule: the sum of register pairs, or opaque.
+        return add64(lifter, instr)
     rule = _RULES.get(op) or MEMORY_RULES.get(op)
     if rule is None:
         opaque_instruction(lifter, instr)
@@ -126,7 +134,9 @@ def _copy_fact(lifter, dest: str, source) -> None:
             lifter.state.tags[dest] = ("g", fact[1], fact[2]) + lifter.sass_guard
         return
     offset = cbank_offset(lifter, source)
-    if offset is not None:
+    if type(source) is Immediate and source.kind == "int":
+        lifter.state.tags[dest] = ("k", source.value & 0xFFFFFFFF)
+    elif offset is not None:
         lifter.state.tags[dest] = ("cb", offset)
     elif type(source) is Register and source.name in lifter.state.tags:
         fact = lifter.state.tags[source.name]
@@ -583,9 +593,13 @@ def _bra(lifter, instr):
         return lifter.unknown("branch to an address that is not an instruction")
     preds = [o for o in instr.operands if type(o) is not Symbol]
     guard = lifter.guard
+    if "ANY" in instr.modifiers or "ALL" in instr.modifiers:
+        # BRA.U.ANY / .ALL: the warp branches when any (all) of its threads' guards hold, so
+        # a thread may take the branch with its own guard false: an opaque choice.
+        choice = lifter.tmp("pred")
+        opaque_pred(lifter, choice)
+        return lifter.emit("bra", (), (Symbol(label),), guard=Guard(choice.name))
     if preds or "DIV" in instr.modifiers:
-        from kernelcheck.ir.nodes import Guard
-
         pred = src_pred(lifter, preds[0]) if len(preds) == 1 else None
         if pred is False:
             return
@@ -624,8 +638,6 @@ def _brx(lifter, instr):
 
 def _and_guard(lifter, choice: Register):
     """``choice`` and the SASS guard of the current instruction, as one guard."""
-    from kernelcheck.ir.nodes import Guard
-
     guard = lifter.guard
     if guard is None:
         return Guard(choice.name)
@@ -662,5 +674,9 @@ _RULES = {
     "BRA": _bra, "JMP": _bra, "BRX": _brx, "JMX": _brx, "EXIT": _exit, "KILL": _exit,
     "RET": _ret, "CALL": call,
 }
+#: Indirect branches through a uniform register, which the operand tables do not list.
+_UNIFORM_BRANCHES = {"BRXU": _brx, "JMXU": _brx}
+#: Rules that read a ``.64`` modifier themselves (a 64-bit move or constant load).
+_READS_64 = frozenset({"MOV", "UMOV", "MOV32I", "LDC", "ULDC", "CS2R"})
 
 _ = (SpecialRegister, opaque32)

@@ -8,7 +8,8 @@ register, so that a later 64-bit read of two halves can be lifted as one 64-bit 
   the 64-bit virtual register ``name``;
 * ``("cb", offset)``: it holds the 32-bit word of constant bank 0 at ``offset``;
 * ``("sx", reg)``: it holds the sign word of ``reg`` (``SHF.R.S32.HI x, RZ, 0x1f, reg``);
-* ``("shl", reg, s)``: it holds ``reg << s`` (32-bit), the low word of a 64-bit shift.
+* ``("shl", reg, s)``: it holds ``reg << s`` (32-bit), the low word of a 64-bit shift;
+* ``("k", value)``: it holds the constant ``value`` (a move of an immediate).
 
 A fact stays true until a register it mentions is written (:meth:`LiftState.kill`), and a
 fact holds at a block entry only if it holds at the end of every predecessor
@@ -91,7 +92,8 @@ def block_successors(function: Function) -> dict[int, tuple[int, ...]]:
     Built here rather than by :func:`kernelcheck.ir.cfg.control_flow_graph` because a
     SASS branch may carry its predicate as an operand (``BRA.U !UP0, L``, ``BRA.DIV``)
     and still fall through; a missing edge would make the must-analysis claim facts it
-    does not have. Indirect branches (``BRX``, ``JMX``) may go anywhere: every block is a
+    does not have. Indirect branches (``BRX``, ``JMX``, ``BRXU``, ``JMXU``) go to the
+    targets EIATTR_INDIRECT_BRANCH_TARGETS lists, or anywhere without it: every block is a
     successor. A block that calls ``__assertfail`` unconditionally has none.
     """
     blocks = function.blocks
@@ -110,7 +112,7 @@ def block_successors(function: Function) -> dict[int, tuple[int, ...]]:
                         targets.append(index[operand.name])
                 has_pred = any(type(o) is not Symbol for o in last.operands)
                 falls = conditional or has_pred or "DIV" in last.modifiers
-            elif op in ("BRX", "JMX"):
+            elif op in ("BRX", "JMX", "BRXU", "JMXU"):
                 known = branch_targets(function, last)
                 if known is not None and all(label_for_offset(t) in index for t in known):
                     targets.extend(index[label_for_offset(t)] for t in known)
