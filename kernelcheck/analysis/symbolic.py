@@ -68,6 +68,13 @@ from kernelcheck.analysis.terms import (
     wrap,
 )
 from kernelcheck.ir.cfg import ENTRY, control_flow_graph
+from kernelcheck.ir.inlining import (
+    MAX_CALL_DEPTH,
+    MAX_INLINED_INSTRUCTIONS,
+    depth_reason,
+    recursion_reason,
+    size_reason,
+)
 from kernelcheck.ir.nodes import (
     Address,
     Function,
@@ -87,7 +94,7 @@ from kernelcheck.ir.operands import access_width, defs, memory_spaces
 __all__ = ["SymbolicAccess", "SymbolicKernel", "symbolic_kernel"]
 
 _THREAD_SPECIALS = {"%tid", "%ntid", "%ctaid", "%nctaid"}
-_MAX_CALL_DEPTH = 8
+_MAX_CALL_DEPTH = MAX_CALL_DEPTH
 # Opcodes that write memory in ways the analysis does not model (surface stores and
 # reductions, bulk and tensor copies, async stores, cluster and tensor-memory operations).
 _UNMODELLED_WRITERS = {"sust", "sured", "tensormap", "tcgen05", "multimem", "mapa",
@@ -200,7 +207,11 @@ class _Walker:
         self.param_terms = param_terms  # callee: name -> {offset: term}; kernel: None
         self.call_path = call_path
         self.entry_guard = tuple(entry_guard)
-        self.keys = keys if keys is not None else [len(function.blocks) + 1]
+        # [next loop key base, instructions inlined so far]: shared by every walker of one
+        # kernel (kernelcheck.ir.inlining bounds the second).
+        self.keys = keys if keys is not None else [len(function.blocks) + 1, 0]
+        #: The functions being inlined, outermost first (a recursive call is not inlined).
+        self.chain: tuple[str, ...] = (function.name,)
         self.accesses: list[SymbolicAccess] = []
         self.unmodelled: list[str] = []
         #: Set by an instruction that ends the thread (``call __assertfail``) in the block
@@ -664,10 +675,17 @@ class _Walker:
             self.unmodelled.append(
                 f"call of {operands[0].name} without a body {_where(self.function, instr)}")
             return
-        if self.depth >= _MAX_CALL_DEPTH:
-            self.unmodelled.append(f"call depth over {_MAX_CALL_DEPTH} at "
+        if callee.name in self.chain:
+            self.unmodelled.append(f"{recursion_reason(callee.name)} at "
                                    f"{_where(self.function, instr)}")
             return
+        if self.depth >= _MAX_CALL_DEPTH:
+            self.unmodelled.append(f"{depth_reason()} at {_where(self.function, instr)}")
+            return
+        if self.keys[1] + len(callee.instructions) > MAX_INLINED_INSTRUCTIONS:
+            self.unmodelled.append(f"{size_reason()} at {_where(self.function, instr)}")
+            return
+        self.keys[1] += len(callee.instructions)
         args = operands[1].elements if len(operands) > 1 and type(
             operands[1]) is ParenList else ()
         bindings: dict[str, dict[int, Term]] = {}
@@ -681,6 +699,7 @@ class _Walker:
         self.keys[0] += len(callee.blocks) + 1
         inner = _Walker(self.module, callee, self.depth + 1, base, bindings,
                         self.call_path + (instr.index,), guard, self.keys)
+        inner.chain = self.chain + (callee.name,)
         inner.run()
         self.assumed |= inner.assumed
         first = len(self.accesses)

@@ -21,9 +21,10 @@ interleaves other instructions, and the operands of the commutative steps may be
     @P1 IADD3 q, q, 0x1, RZ         ; a second: q2 (r2 when the remainder is wanted)
     @!P2 LOP3.LUT q, RZ, d, RZ, 0x33, !PT   ; d == 0 (P2 = d != 0): q = ~d
 
-``div.s32``/``rem.s32`` divide the absolute values (``IABS``; ``I2F.RP`` converts the
-signed ``|d|``), then negate the quotient when ``x ^ d`` is negative (``LOP3.LUT s, x, d,
-RZ, 0x3c``, ``ISETP.GE.AND P, PT, s, RZ``) and the remainder when ``x`` is negative.
+``div.s32``/``rem.s32`` divide the absolute values (``IABS``; ``I2F.RP`` or
+``I2F.U32.RP`` converts ``|d|``), then negate the quotient when ``x ^ d`` is negative
+(``LOP3.LUT s, x, d, RZ, 0x3c``, ``ISETP.GE.AND P, PT, s, RZ``) and the remainder when
+``x`` is negative.
 
 Soundness. The estimate is a lower bound: ``z2 <= 2**32 / d``, so ``q0 <= x / d``, and a
 correction adds 1 only when ``r_k = x - q_k*d >= d``, that is when ``q_k + 1 <= x / d``:
@@ -49,8 +50,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kernelcheck.ir.nodes import ConstantRef, Immediate, Instruction, ModifiedOperand, Register
+from kernelcheck.ir.nodes import (
+    ConstantRef,
+    Immediate,
+    Instruction,
+    ModifiedOperand,
+    Register,
+    SpecialRegister,
+)
 from kernelcheck.ir.operands import defs
+from kernelcheck.sass.lift_state import STABLE_SPECIALS
 
 __all__ = ["DivisionPlan", "plan_divisions"]
 
@@ -76,10 +85,17 @@ class DivisionPlan:
 
 
 _ZERO = ("imm", 0)
+#: Values the matcher does not look into: a register's value at entry, a constant-bank
+#: word, a special register, an immediate.
+_LEAVES = frozenset({"in", "cb", "sr", "imm"})
 
 
 class _Matcher:
-    def __init__(self):
+    def __init__(self, known: dict[str, tuple] | None = None):
+        #: What registers hold at the block's entry, where the lifter knows it (a constant
+        #: bank word, a special register, a constant): two registers holding one of these
+        #: hold the same value.
+        self.known = known or {}
         self.val: dict[str, tuple] = {}
         self.pred: dict[str, tuple] = {}
         self.version: dict[str, int] = {}
@@ -92,7 +108,7 @@ class _Matcher:
         """The abstract value of operand ``position`` of ``instr``."""
         operand = instr.operands[position] if position < len(instr.operands) else None
         value = self._desc(operand)
-        if value is not None and value[0] in ("in", "cb", "imm") and value not in self.where:
+        if value is not None and value[0] in _LEAVES and value not in self.where:
             self.where[value] = (instr.index, position)
         return value
 
@@ -114,7 +130,10 @@ class _Matcher:
                 return _ZERO
             found = self.val.get(operand.name)
             if found is None:
-                found = ("in", operand.name, self.version.get(operand.name, 0))
+                version = self.version.get(operand.name, 0)
+                found = self.known.get(operand.name) if version == 0 else None
+                if found is None:
+                    found = ("in", operand.name, version)
             return found
         if kind is Immediate:
             return ("imm", operand.value & 0xFFFFFFFF) if operand.kind == "int" else None
@@ -204,8 +223,11 @@ class _Matcher:
         count = len(reads)
         if op == "IABS" and count == 2 and reads[1] is not None:
             return "reg", dest, ("abs", reads[1])
-        if op in ("MOV", "UMOV") and count == 2 and not mods:
+        if op in ("MOV", "UMOV", "LDC", "ULDC") and count == 2 and not mods:
             return "reg", dest, reads[1]
+        if op in ("S2R", "S2UR") and count == 2 and type(instr.operands[1]) is SpecialRegister \
+                and instr.operands[1].name in STABLE_SPECIALS:
+            return "reg", dest, ("sr", instr.operands[1].name)
         if op == "IMAD" and "MOV" in mods and count == 4 and reads[1] == _ZERO and (
                 reads[2] == _ZERO):
             return "reg", dest, reads[3]
@@ -215,10 +237,10 @@ class _Matcher:
                 instr.operands[1].name == "SRZ") and "32" not in mods:
             return "reg", dest, _ZERO
         if op == "I2F" and count == 2 and reads[1] is not None:
-            if set(mods) == {"U32", "RP"}:
-                return "reg", dest, ("f0", "u", reads[1])
-            if set(mods) == {"RP"} and reads[1][0] == "abs":
-                return "reg", dest, ("f0", "s", reads[1])
+            # The divisor of div.s32 is |d| (IABS), converted as signed or as unsigned.
+            kind = "s" if reads[1][0] == "abs" else "u"
+            if set(mods) == {"U32", "RP"} or set(mods) == {"RP"} and kind == "s":
+                return "reg", dest, ("f0", kind, reads[1])
             return None
         if op == "MUFU" and mods == ("RCP",) and count == 2 and _is(reads[1], "f0"):
             return "reg", dest, ("f1",) + reads[1][1:]
@@ -261,8 +283,18 @@ class _Matcher:
                 kind, k, x, d = f[1][1:]
                 if other == d and c == x and k == 0:
                     return "reg", dest, ("r", kind, 0, x, d)
-                if other == d and c == x and k == 2:
-                    return "reg", dest, ("rem", kind, x, d)
+            if _is(f, "q") and f[2] == 0 and other == _neg(f[4]) and c == f[3]:
+                return "reg", dest, ("r", f[1], 0, f[3], f[4])  # q0 * -d + x
+            # x - q*d of a finished quotient q is the remainder (C's truncated division:
+            # x == (x / d) * d + x % d), as ``-q * d + x`` or ``q * -d + x``.
+            final = _final(f[1]) if f[0] == "neg" else None
+            if final is not None and final[0] == "div" and other == final[3] and (
+                    c == final[2]):
+                return "reg", dest, ("rem", final[1], final[2], final[3])
+            final = _final(f)
+            if final is not None and final[0] == "div" and other == _neg(final[3]) and (
+                    c == final[2]):
+                return "reg", dest, ("rem", final[1], final[2], final[3])
         return None
 
     def _imad_hi(self, dest: str, reads: list, addend):
@@ -430,8 +462,8 @@ def _final(value):
         return "div", "u32", value[3], value[4]
     if tag == "r" and value[1] == "u" and value[2] == 2:
         return "rem", "u32", value[3], value[4]
-    if tag == "rem" and value[1] == "u":
-        return "rem", "u32", value[2], value[3]
+    if tag == "rem":
+        return "rem", value[1], value[2], value[3]
     if tag == "sdiv":
         return "div", "s32", value[1], value[2]
     if tag == "srem":
@@ -439,8 +471,13 @@ def _final(value):
     return None
 
 
-def plan_divisions(instructions: tuple[Instruction, ...]) -> DivisionPlan:
+def plan_divisions(instructions: tuple[Instruction, ...],
+                   known: dict[str, tuple] | None = None) -> DivisionPlan:
     """The divisions recognised in one block's instructions (see the module documentation).
+
+    ``known`` gives what registers hold at the block's entry: ``("cb", bank, offset)``, a
+    constant-bank word; ``("sr", name)``, a special register fixed for the thread;
+    ``("imm", value)``, a constant.
 
     Examples
     --------
@@ -460,7 +497,7 @@ def plan_divisions(instructions: tuple[Instruction, ...]) -> DivisionPlan:
     """
     if not any(i.opcode == "I2F" and "RP" in i.modifiers for i in instructions):
         return DivisionPlan()
-    matcher = _Matcher()
+    matcher = _Matcher(known)
     for instr in instructions:
         matcher.step(instr)
     plan = matcher.plan

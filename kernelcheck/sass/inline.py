@@ -134,7 +134,9 @@ class _Inliner:
                 self.out.append((Instruction("BRA", (), (Symbol(ret),), instr.guard,
                                              None, -1, True, instr.pos), instr.index))
                 continue
-            if names:
+            if names and instr.opcode != "CALL":
+                # Branch targets inside the copy go to the copy; a call's target is the
+                # subroutine's entry, inlined afresh.
                 instr = _renamed(instr, names)
             if is_local_call(instr):
                 try:

@@ -42,7 +42,7 @@ from kernelcheck.ir.nodes import (
     SourcePos,
     Symbol,
 )
-from kernelcheck.sass.division import DivisionPlan, plan_divisions
+from kernelcheck.sass.division import plan_divisions
 from kernelcheck.sass.inline import inline_subroutines
 from kernelcheck.sass.lift_state import LiftState, block_successors, is_predicate
 from kernelcheck.sass.params import param_cbank
@@ -92,8 +92,9 @@ class Lifter:
         self.sass_guard: tuple = ()
         self.serial = 0
         self.by_label = {}
-        #: The divisions recognised per block (:mod:`kernelcheck.sass.division`).
-        self.divisions: dict[int, DivisionPlan] = {}
+        #: Register pairs each block moves into the pair's own register at its end, for a
+        #: join after it (:meth:`_want_pairs`).
+        self.wanted: dict[int, set[tuple[str, str]]] = {}
         for block in sass.blocks:
             for label in block.labels:
                 self.by_label[label] = block
@@ -164,8 +165,10 @@ class Lifter:
         if blocks:
             entry_states[blocks[0].index] = LiftState()
         outs: dict[int, LiftState] = {}
+        dirty: set[int] = set()
         # Forward must-analysis of the facts: iterate to a fixpoint (facts only shrink
-        # once every block has been reached), then emit with the stable entry states.
+        # once every block has been reached, and the pairs wanted at joins only grow),
+        # then emit with the stable entry states.
         for _ in range(_MAX_PASSES):
             changed = False
             for block in blocks:
@@ -174,13 +177,16 @@ class Lifter:
                     state = LiftState()
                 elif incoming:
                     state = LiftState.meet(incoming)
+                    if len(incoming) > 1 and len(incoming) == len(preds[block.index]):
+                        changed |= self._want_pairs(preds[block.index], incoming, dirty)
                 else:
                     state = None
                 if state is None:
                     continue
                 if entry_states[block.index] is not None and block.index in outs and (
-                        entry_states[block.index] == state):
+                        entry_states[block.index] == state) and block.index not in dirty:
                     continue
+                dirty.discard(block.index)
                 entry_states[block.index] = state
                 out = self._lift_block(block, state.copy(), emit=False)
                 if outs.get(block.index) != out:
@@ -230,9 +236,9 @@ class Lifter:
         saved = len(self.out), len(self.origin)
         state.pending.clear()
         state.writes.clear()
-        plan = self.divisions.get(block.index)
-        if plan is None:
-            plan = self.divisions[block.index] = plan_divisions(block.instructions)
+        # Divisions are recognised once, with the stable facts of the emitting pass: what
+        # they emit defines no fact the fixpoint depends on.
+        plan = plan_divisions(block.instructions, _known_values(state.tags)) if emit else None
         for instr in block.instructions:
             self.current = instr
             self.serial = 0
@@ -293,13 +299,50 @@ class Lifter:
         finally:
             self.guard, self.sass_guard = saved
 
+    def _want_pairs(self, sources: list[int], states: list[LiftState], dirty: set[int]) -> bool:
+        """Register pairs that hold the halves of one 64-bit value at the end of every
+        predecessor of a join, but of a different value in each (a pointer kept in
+        ``R7:R3`` that the loop advances, entered from a block where ``R2:R3`` holds it
+        too): each predecessor is to move it into the pair's own register, so that the
+        join keeps it. Returns whether a predecessor wants more than before."""
+        common: dict | None = None
+        for state in states:
+            pairs = _half_pairs(state.tags)
+            if common is None:
+                common = dict(pairs)
+                continue
+            # Kept where every predecessor pairs them; None where the values differ.
+            common = {key: value if value == pairs[key] else None
+                      for key, value in common.items() if key in pairs}
+        wanted = {key for key, value in (common or {}).items() if value is None}
+        grew = False
+        for source in sources:
+            have = self.wanted.setdefault(source, set())
+            if not wanted <= have:
+                have |= wanted
+                dirty.add(source)
+                grew = True
+        return grew
+
     def _canonical_pairs(self) -> None:
         """At a block end, move every 64-bit value held in two halves into the pair's own
         register (``%rd4`` for ``R4:R5``, ``%rp4_19`` for ``R4:R19``), so that the facts
         of every predecessor agree at a join: a pointer advanced in a loop keeps one
         64-bit register around the back edge, which the analysis reads as an induction
-        variable."""
+        variable. Pairs a join wants (:meth:`_want_pairs`) come first."""
         tags = self.state.tags
+        for lo, hi in sorted(self.wanted.get(self.block.index, ()) if self.block else ()):
+            low, high = tags.get(lo), tags.get(hi)
+            if not (low and high and low[0] == high[0] == "v" and low[1] == high[1]
+                    and (low[2], high[2]) == ("lo", "hi")):
+                continue
+            target = self.pair_name(lo, hi)
+            if target is None or target == low[1]:
+                continue
+            self.emit("mov", ("b64",), (Register(target), Register(low[1])), guard=False)
+            self.state.kill(target)
+            tags[lo] = ("v", target, "lo")
+            tags[hi] = ("v", target, "hi")
         for lo, hi, value in _pairings(tags):
             fact = ("v", value, "lo")
             if tags.get(lo) != fact or tags.get(hi) != ("v", value, "hi"):
@@ -338,6 +381,33 @@ def _register_number(name: str) -> tuple[str, int]:
     prefix = name.rstrip("0123456789")
     digits = name[len(prefix):]
     return prefix, int(digits) if digits else -1
+
+
+def _known_values(tags: dict[str, tuple]) -> dict[str, tuple]:
+    """What the division matcher may take as known at a block entry: constant-bank words,
+    special registers fixed for the thread, constants."""
+    known = {}
+    for name, fact in tags.items():
+        if fact[0] == "cb":
+            known[name] = ("cb", 0, fact[1])
+        elif fact[0] == "sr":
+            known[name] = ("sr", fact[1])
+        elif fact[0] == "k":
+            value = fact[1] & 0xFFFFFFFF
+            known[name] = ("imm", value)
+    return known
+
+
+def _half_pairs(tags: dict[str, tuple]) -> dict[tuple[str, str], str]:
+    """``{(lo, hi): value}`` for every low and high register holding the halves of one
+    64-bit value (a high register may pair with several low ones)."""
+    los: dict[str, list[str]] = {}
+    his: dict[str, list[str]] = {}
+    for name, fact in tags.items():
+        if fact[0] == "v":
+            (los if fact[2] == "lo" else his).setdefault(fact[1], []).append(name)
+    return {(lo, hi): value for value, names in los.items() for lo in names
+            for hi in his.get(value, ())}
 
 
 def _pairings(tags: dict[str, tuple]) -> list[tuple[str, str, str]]:

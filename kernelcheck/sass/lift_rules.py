@@ -40,7 +40,7 @@ from kernelcheck.sass.function import label_for_offset
 from kernelcheck.sass.lift_chains import carry_high, lea, snap, snap_value, start_chain
 from kernelcheck.sass.lift_memory import MEMORY_RULES, call, opaque_instruction
 from kernelcheck.sass.lift_modern import MODERN_RULES, add64
-from kernelcheck.sass.lift_state import is_predicate
+from kernelcheck.sass.lift_state import STABLE_SPECIALS, is_predicate
 from kernelcheck.sass.lift_values import (
     build64,
     cbank_offset,
@@ -140,7 +140,7 @@ def _copy_fact(lifter, dest: str, source) -> None:
         lifter.state.tags[dest] = ("cb", offset)
     elif type(source) is Register and source.name in lifter.state.tags:
         fact = lifter.state.tags[source.name]
-        if fact[0] in ("v", "cb"):
+        if fact[0] in ("v", "cb", "sr", "k"):
             lifter.state.tags[dest] = fact
 
 
@@ -151,8 +151,13 @@ def _next(name: str) -> str:
 
 def _s2r(lifter, instr):
     dest = _dest(instr)
-    value = src32(lifter, instr.operands[1])
+    source = instr.operands[1] if len(instr.operands) > 1 else None
+    value = src32(lifter, source)
     write32(lifter, dest, lambda r: lifter.emit("mov", ("b32",), (r, value)))
+    if dest is not None and lifter.guard is None and type(source) is SpecialRegister and (
+            source.name in STABLE_SPECIALS):
+        lifter.state.tags[dest] = ("sr", source.name)
+
 
 
 def _cs2r(lifter, instr):
@@ -345,24 +350,81 @@ def _lop3(lifter, instr):
     lut = operands[4].value & 0xFF
     _opaque_preds(lifter, preds)
     form = _reduce_lut(lut, inputs)
-    if form is None:
+    if form is not None:
+        value = _form_value(lifter, form)
+        return write32(lifter, dest, lambda r: lifter.emit("mov", ("b32",), (r, value)))
+    masked = _masked_lut(lifter, lut, inputs)
+    if masked is None:
         return opaque_instruction(lifter, instr, skip_preds=True)
+    write32(lifter, dest, lambda r: lifter.emit("mov", ("b32",), (r, masked)))
+
+
+def _form_value(lifter, form):
+    """A PTX operand holding the value of a :func:`_reduce_lut` form (computed into a
+    temporary, unguarded: it has no effect but the value)."""
     kind = form[0]
     if kind == "const":
-        value = Immediate(0xFFFFFFFF if form[1] else 0)
-        return write32(lifter, dest, lambda r: lifter.emit("mov", ("b32",), (r, value)))
+        return Immediate(-1 if form[1] else 0)
     if kind == "id":
-        x = src32(lifter, form[1])
-        return write32(lifter, dest, lambda r: lifter.emit("mov", ("b32",), (r, x)))
+        return src32(lifter, form[1])
+    out = lifter.tmp("b32")
     if kind == "not":
-        x = src32(lifter, form[1])
-        return write32(lifter, dest, lambda r: lifter.emit("not", ("b32",), (r, x)))
+        lifter.emit("not", ("b32",), (out, src32(lifter, form[1])), guard=False)
+        return out
     x, y = src32(lifter, form[1]), src32(lifter, form[2])
     if form[3]:  # x & ~y
         inverted = lifter.tmp("b32")
         lifter.emit("not", ("b32",), (inverted, y), guard=False)
         y = inverted
-    write32(lifter, dest, lambda r: lifter.emit(kind, ("b32",), (r, x, y)))
+    lifter.emit(kind, ("b32",), (out, x, y), guard=False)
+    return out
+
+
+def _masked_lut(lifter, lut: int, inputs):
+    """``LOP3.LUT`` of two registers and a constant mask ``m`` (a bit-field insert or
+    select, ``(a & m) | (c & ~m)``, ``a | (c & m)``): where ``m`` has a 1 the result is
+    one two-input function of the registers, where it has a 0 another. Lifted as
+    ``(g1 & m) | (g0 & ~m)``, or ``g0 | (c & m)`` when ``g1 = g0 | c``; None when either
+    function is not a simple one."""
+    masks = [k for k, o in enumerate(inputs) if type(plain(o)) is Immediate
+             and plain(o).kind == "int" and not is_zero(o)
+             and plain(o).value & 0xFFFFFFFF != 0xFFFFFFFF]
+    if len(masks) != 1:
+        return None
+    k = masks[0]
+    mask = plain(inputs[k]).value & 0xFFFFFFFF
+    ones = list(inputs)
+    ones[k] = Immediate(0xFFFFFFFF)
+    zeros = list(inputs)
+    zeros[k] = Immediate(0)
+    high, low = _reduce_lut(lut, ones), _reduce_lut(lut, zeros)
+    if high is None or low is None:
+        return None
+    word = Immediate(mask - (1 << 32) if mask >= 1 << 31 else mask)
+    inverse = ~mask & 0xFFFFFFFF
+    inverse_word = Immediate(inverse - (1 << 32) if inverse >= 1 << 31 else inverse)
+    if high[0] == "or" and not high[3] and low[0] == "id" and low[1] in high[1:3]:
+        # a | (c & m): the bits outside m are a's, inside a | c.
+        other = high[2] if high[1] is low[1] else high[1]
+        part = lifter.tmp("b32")
+        lifter.emit("and", ("b32",), (part, src32(lifter, other), word), guard=False)
+        out = lifter.tmp("b32")
+        lifter.emit("or", ("b32",), (out, src32(lifter, low[1]), part), guard=False)
+        return out
+    parts = []
+    for form, bits in ((high, word), (low, inverse_word)):
+        if form == ("const", 0):
+            continue
+        part = lifter.tmp("b32")
+        lifter.emit("and", ("b32",), (part, _form_value(lifter, form), bits), guard=False)
+        parts.append(part)
+    if not parts:
+        return Immediate(0)
+    if len(parts) == 1:
+        return parts[0]
+    out = lifter.tmp("b32")
+    lifter.emit("or", ("b32",), (out, parts[0], parts[1]), guard=False)
+    return out
 
 
 def _reduce_lut(lut: int, inputs):
@@ -401,10 +463,11 @@ def _reduce_lut(lut: int, inputs):
     forms = {(0, 0, 0, 1): ("and", x, y, False), (0, 1, 1, 1): ("or", x, y, False),
              (0, 1, 1, 0): ("xor", x, y, False), (0, 0, 1, 0): ("and", x, y, True),
              (0, 1, 0, 0): ("and", y, x, True)}
-    if values in ((0, 0, 1, 1), (0, 1, 0, 1), (1, 1, 0, 0), (1, 0, 1, 0)):
-        z = x if values in ((0, 0, 1, 1), (1, 1, 0, 0)) else y
-        return ("id", z) if values[1] == 0 and values[2] == 1 or values == (0, 1, 0, 1) \
-            else ("not", z)
+    # ``values`` is the table of (x, y) = (0, 0), (0, 1), (1, 0), (1, 1).
+    one_input = {(0, 0, 1, 1): ("id", x), (1, 1, 0, 0): ("not", x),
+                 (0, 1, 0, 1): ("id", y), (1, 0, 1, 0): ("not", y)}
+    if values in one_input:
+        return one_input[values]
     return forms.get(values)
 
 

@@ -9,7 +9,9 @@ register, so that a later 64-bit read of two halves can be lifted as one 64-bit 
 * ``("cb", offset)``: it holds the 32-bit word of constant bank 0 at ``offset``;
 * ``("sx", reg)``: it holds the sign word of ``reg`` (``SHF.R.S32.HI x, RZ, 0x1f, reg``);
 * ``("shl", reg, s)``: it holds ``reg << s`` (32-bit), the low word of a 64-bit shift;
-* ``("k", value)``: it holds the constant ``value`` (a move of an immediate).
+* ``("k", value)``: it holds the constant ``value`` (a move of an immediate);
+* ``("sr", name)``: it holds the special register ``name`` (``SR_TID.X``, ``SR_CTAID.Y``:
+  fixed for the thread, so two reads are one value).
 
 A fact stays true until a register it mentions is written (:meth:`LiftState.kill`), and a
 fact holds at a block entry only if it holds at the end of every predecessor
@@ -26,7 +28,11 @@ from kernelcheck.ir.nodes import Function, Symbol
 from kernelcheck.sass.calls import branch_targets, stops_thread
 from kernelcheck.sass.function import label_for_offset
 
-__all__ = ["LiftState", "block_successors", "is_predicate"]
+__all__ = ["LiftState", "block_successors", "is_predicate", "STABLE_SPECIALS"]
+
+#: Special registers whose value is fixed for the whole thread (read twice, the same).
+STABLE_SPECIALS = frozenset({"SR_TID.X", "SR_TID.Y", "SR_TID.Z", "SR_CTAID.X", "SR_CTAID.Y",
+                             "SR_CTAID.Z", "SR_LANEID"})
 
 _PREDICATE = re.compile(r"^U?P[0-7T]$")
 
