@@ -172,24 +172,50 @@ def _cs2r(lifter, instr):
 
 
 def _ldc(lifter, instr):
+    """``LDC``/``ULDC``/``LDCU`` (sm_100's load into a uniform register): a read of the
+    constant bank, which no kernel writes: a form not lifted only makes its destination
+    registers opaque."""
     dest = _dest(instr)
-    source = instr.operands[1]
+    source = instr.operands[1] if len(instr.operands) > 1 else None
     mods = instr.modifiers
-    if type(source) is not ConstantRef or dest is None:
+    if dest is None:
         return opaque_instruction(lifter, instr)
+    if type(source) is not ConstantRef:
+        return _opaque_words(lifter, dest, 4 if "128" in mods else 2 if "64" in mods else 1)
     if "64" in mods:
         return write64(lifter, dest, _next(dest), pair64(lifter, source))
+    if "128" in mods:
+        offset = source.static_offset
+        if offset is None or dest in ("RZ", "URZ"):
+            return _opaque_words(lifter, dest, 4)
+        name = dest
+        for k in range(4):
+            word = ConstantRef(source.bank, offset + 4 * k)
+            value = constant32(lifter, word)
+            write32(lifter, name, lambda r, v=value: lifter.emit("mov", ("b32",), (r, v)))
+            _copy_fact(lifter, name, word)
+            name = _next(name)
+        return None
     width, signed = 4, False
     for mod, (w, s) in {"U8": (1, False), "S8": (1, True), "U16": (2, False),
                         "S16": (2, True)}.items():
         if mod in mods:
             width, signed = w, s
     if any(m not in ("U8", "S8", "U16", "S16", "32") for m in mods):
-        return opaque_instruction(lifter, instr)
+        return _opaque_words(lifter, dest, 1)
     value = constant32(lifter, source, width, signed)
     write32(lifter, dest, lambda r: lifter.emit("mov", ("b32",), (r, value)))
     if width == 4:
         _copy_fact(lifter, dest, source)
+
+
+def _opaque_words(lifter, first: str, count: int) -> None:
+    name = first
+    for _ in range(count):
+        if name not in ("RZ", "URZ"):
+            write32(lifter, name, lambda r: opaque32(lifter, r))
+        name = _next(name) if name[len("UR" if name.startswith("UR") else "R"):].isdigit() \
+            else name
 
 
 # ---------------------------------------------------------------------------- arithmetic
@@ -737,9 +763,11 @@ _RULES = {
     "BRA": _bra, "JMP": _bra, "BRX": _brx, "JMX": _brx, "EXIT": _exit, "KILL": _exit,
     "RET": _ret, "CALL": call,
 }
-#: Indirect branches through a uniform register, which the operand tables do not list.
-_UNIFORM_BRANCHES = {"BRXU": _brx, "JMXU": _brx}
+#: Opcodes the operand tables do not list: indirect branches through a uniform register,
+#: and sm_100's constant load into a uniform register (``LDCU UR4, c[0x0][0x380]``, as
+#: ``ULDC``).
+_UNIFORM_BRANCHES = {"BRXU": _brx, "JMXU": _brx, "LDCU": _ldc}
 #: Rules that read a ``.64`` modifier themselves (a 64-bit move or constant load).
 _READS_64 = frozenset({"MOV", "UMOV", "MOV32I", "LDC", "ULDC", "CS2R"})
 
-_ = (SpecialRegister, opaque32)
+_ = (SpecialRegister,)

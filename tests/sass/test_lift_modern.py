@@ -226,3 +226,26 @@ def test_lop3_forms_compute_the_lookup_table():
                                                              & full)
                 assert result == _lop3(lut, *words), (lut, fixed_at)
     assert checked > 1000
+
+
+def test_sm100_uniform_constant_loads_read_the_parameters():
+    # LDCU (sm_100) loads constant-bank words into uniform registers, as ULDC does.
+    summary = _kernel([
+        "S2R R0, SR_TID.X",
+        "LDCU.64 UR4, c[0x0][0x210]",
+        "LDCU.128 UR8, c[0x0][0x210]",
+        "LDCU UR12, c[0x0][0x220]",
+        "UP2UR UR13, UPR, URZ, 0x1",
+        "MOV R2, UR10",
+        "MOV R3, UR11",
+        "IMAD.WIDE.U32 R4, R0, 0x4, R2",
+        "LDG.E R6, desc[UR4][R4.64]",
+        "MOV R2, UR4",
+        "MOV R3, UR5",
+        "IMAD.WIDE.U32 R2, R0, 0x4, R2",
+        "STG.E desc[UR4][R2.64], R6",
+        "EXIT",
+    ])
+    assert summary.kernel_class == "conditional", summary.reasons
+    assert sorted(a.address for a in summary.accesses) == [
+        "(4*%tid.x + param_0)", "(4*%tid.x + param_1)"]
