@@ -470,7 +470,7 @@ class _Walker:
             window = window and name in state.shared
             old = state.regs.get(name)
             if old is not None and not (_from_undefined(old) and not _from_undefined(term)):
-                term = Join((old, term))
+                term = _join([old, term]) if old != term else term
         state.regs[name] = term
         state.frames.pop(name, None)  # re-established by _define for depot addresses
         if window:
@@ -918,7 +918,7 @@ def _merge(states: list[_State]) -> _State:
             # is read (a register absent on one path is already left out of the join).
             defined = [v for v in values if not _from_undefined(v)]
             values = defined or values
-        regs[name] = values[0] if len(values) == 1 else Join(tuple(values))
+        regs[name] = _join(values)
     preds: dict = {}
     for name in set().union(*(s.preds for s in states)):
         values = [s.preds.get(name) for s in states]
@@ -964,7 +964,29 @@ def _init_of(cfg, header, back, out, name) -> Term | None:
             values.append(v)
     if not values:
         return None
-    return values[0] if len(values) == 1 else Join(tuple(values))
+    return _join(values)
+
+
+def _join(values: list[Term]) -> Term:
+    """One of ``values``. A pointer parameter every value adds is taken out of the join
+    (``Join(p + a, p + b)`` is ``p + Join(a, b)``, the same set of values), so an address
+    merged from two paths keeps its base: a pointer advanced by an unrolled loop and by
+    its remainder, as SASS keeps it."""
+    if len(values) == 1:
+        return values[0]
+    parts = [v.args if type(v) is Add else (v,) for v in values]
+    common = [t for t in parts[0] if type(t) is Param and t.size == 8
+              and all(t in p for p in parts[1:])]
+    if len(common) != 1:
+        return Join(tuple(values))
+    rests = []
+    for p in parts:
+        rest = list(p)
+        rest.remove(common[0])
+        term = add(*rest)
+        if term not in rests:
+            rests.append(term)
+    return add(common[0], rests[0] if len(rests) == 1 else Join(tuple(rests)))
 
 
 def _loop_test(literal: Pred, key: int):
@@ -1043,8 +1065,26 @@ def symbolic_kernel(module: Module, function: Function) -> SymbolicKernel:
     walker = _Walker(module, function, 0, 0, None, ())
     walker.run()
     unmodelled = tuple(dict.fromkeys(walker.unmodelled))
-    return SymbolicKernel(function, tuple(walker.accesses), unmodelled,
-                          frozenset(walker.assumed))
+    accesses = tuple(a if type(a.address) not in (Wrap, Add, Join) else SymbolicAccess(
+        a.instr, a.function, a.kind, a.space, _hoist_base(a.address), a.width, a.guard,
+        a.value, a.atomic_op, a.result_used, a.call_path) for a in walker.accesses)
+    return SymbolicKernel(function, accesses, unmodelled, frozenset(walker.assumed))
+
+
+def _hoist_base(term: Term) -> Term:
+    """``term`` with the pointer parameter common to every value of a join taken out of it
+    (through sums and wraps only), so an address merged from paths, or resolved from a loop
+    variable after the loop, keeps its base (see :func:`_join`)."""
+    kind = type(term)
+    if kind is Wrap:
+        inner = _hoist_base(term.arg)
+        return term if inner is term.arg else Wrap(inner, term.bits, term.signed)
+    if kind is Add:
+        args = [_hoist_base(a) for a in term.args]
+        return term if all(a is b for a, b in zip(args, term.args, strict=True)) else add(*args)
+    if kind is Join:
+        return _join(list(dict.fromkeys(_hoist_base(a) for a in term.args)))
+    return term
 
 
 _ = (neg, Special, VectorOperand, PConst)
