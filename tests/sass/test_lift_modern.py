@@ -7,7 +7,7 @@ import random
 import struct
 
 from kernelcheck.binary.nvdisasm import SassFunction, SassInstruction
-from kernelcheck.ir.nodes import Immediate, Module, Param, Register
+from kernelcheck.ir.nodes import Immediate, Instruction, Module, Param, Register
 from kernelcheck.launch.evaluate import evaluate
 from kernelcheck.sass.analysis import analyze_sass_kernel
 from kernelcheck.sass.calls import BRANCH_TARGETS_DIRECTIVE
@@ -137,6 +137,13 @@ def test_wide_add_carries_into_the_high_word():
         "EXIT",
     ])
     assert [a.address for a in summary.accesses] == ["(param_0 + 16384)"]
+    # Both registers of the pair are written (for every consumer of the operand tables).
+    from kernelcheck.ir.operands import defs
+    from kernelcheck.sass.grammar import parse_instruction_text
+
+    parts = parse_instruction_text("UIADD3.64 UR4, UR4, 0x4000, URZ")
+    wide = Instruction(parts.opcode, parts.modifiers, parts.operands)
+    assert defs(wide) == ("UR4", "UR5")
 
 
 def test_uniform_indirect_branch_goes_to_its_listed_targets():
