@@ -13,8 +13,7 @@ instruction-set tables (Volta to Hopper) and the forms nvdisasm of CUDA 12/13 pr
 * ``ISETP.cmp[.U32].{AND,OR}[.EX] Pd, Pq, a, b, Pc[, Pchain]``: ``Pd = (a cmp b) op Pc``,
   ``Pq = !(a cmp b) op Pc``; ``.EX`` continues a compare of the low words begun by the
   previous ``ISETP`` into one 64-bit compare.
-* ``LOP3.LUT d, a, b, c, lut``: bit i of d is ``lut[a_i<<2 | b_i<<1 | c_i]``; lifted exactly
-  when it reduces to a move, ``not``, ``and``, ``or`` or ``xor`` of its inputs.
+* ``LOP3.LUT d, a, b, c, lut``: :mod:`kernelcheck.sass.lift_logic`.
 * ``SEL d, a, b, P`` is ``P ? a : b``; ``IMNMX``/``VIMNMX d, a, b, P`` is ``min`` when ``P``
   is true (``PT``) and ``max`` when false (``!PT``), unsigned with ``.U32``.
 
@@ -38,6 +37,7 @@ from kernelcheck.ir.operands import defs as _defs
 from kernelcheck.sass.calls import branch_targets
 from kernelcheck.sass.function import label_for_offset
 from kernelcheck.sass.lift_chains import carry_high, lea, snap, snap_value, start_chain
+from kernelcheck.sass.lift_logic import lop3
 from kernelcheck.sass.lift_memory import MEMORY_RULES, call, opaque_instruction
 from kernelcheck.sass.lift_modern import MODERN_RULES, add64
 from kernelcheck.sass.lift_state import STABLE_SPECIALS, is_predicate
@@ -363,140 +363,6 @@ def _shift_fact(lifter, dest: str, source: str, n: int) -> None:
             return
 
 
-def _lop3(lifter, instr):
-    operands = list(instr.operands)
-    preds = []
-    if operands and type(operands[0]) is Register and is_predicate(operands[0].name):
-        preds.append(operands.pop(0).name)
-    if len(operands) < 5 or type(operands[0]) is not Register or (
-            type(operands[4]) is not Immediate):
-        return opaque_instruction(lifter, instr)
-    dest = operands[0].name
-    inputs = operands[1:4]
-    lut = operands[4].value & 0xFF
-    _opaque_preds(lifter, preds)
-    form = _reduce_lut(lut, inputs)
-    if form is not None:
-        value = _form_value(lifter, form)
-        return write32(lifter, dest, lambda r: lifter.emit("mov", ("b32",), (r, value)))
-    masked = _masked_lut(lifter, lut, inputs)
-    if masked is None:
-        return opaque_instruction(lifter, instr, skip_preds=True)
-    write32(lifter, dest, lambda r: lifter.emit("mov", ("b32",), (r, masked)))
-
-
-def _form_value(lifter, form):
-    """A PTX operand holding the value of a :func:`_reduce_lut` form (computed into a
-    temporary, unguarded: it has no effect but the value)."""
-    kind = form[0]
-    if kind == "const":
-        return Immediate(-1 if form[1] else 0)
-    if kind == "id":
-        return src32(lifter, form[1])
-    out = lifter.tmp("b32")
-    if kind == "not":
-        lifter.emit("not", ("b32",), (out, src32(lifter, form[1])), guard=False)
-        return out
-    x, y = src32(lifter, form[1]), src32(lifter, form[2])
-    if form[3]:  # x & ~y
-        inverted = lifter.tmp("b32")
-        lifter.emit("not", ("b32",), (inverted, y), guard=False)
-        y = inverted
-    lifter.emit(kind, ("b32",), (out, x, y), guard=False)
-    return out
-
-
-def _masked_lut(lifter, lut: int, inputs):
-    """``LOP3.LUT`` of two registers and a constant mask ``m`` (a bit-field insert or
-    select, ``(a & m) | (c & ~m)``, ``a | (c & m)``): where ``m`` has a 1 the result is
-    one two-input function of the registers, where it has a 0 another. Lifted as
-    ``(g1 & m) | (g0 & ~m)``, or ``g0 | (c & m)`` when ``g1 = g0 | c``; None when either
-    function is not a simple one."""
-    masks = [k for k, o in enumerate(inputs) if type(plain(o)) is Immediate
-             and plain(o).kind == "int" and not is_zero(o)
-             and plain(o).value & 0xFFFFFFFF != 0xFFFFFFFF]
-    if len(masks) != 1:
-        return None
-    k = masks[0]
-    mask = plain(inputs[k]).value & 0xFFFFFFFF
-    ones = list(inputs)
-    ones[k] = Immediate(0xFFFFFFFF)
-    zeros = list(inputs)
-    zeros[k] = Immediate(0)
-    high, low = _reduce_lut(lut, ones), _reduce_lut(lut, zeros)
-    if high is None or low is None:
-        return None
-    word = Immediate(mask - (1 << 32) if mask >= 1 << 31 else mask)
-    inverse = ~mask & 0xFFFFFFFF
-    inverse_word = Immediate(inverse - (1 << 32) if inverse >= 1 << 31 else inverse)
-    if high[0] == "or" and not high[3] and low[0] == "id" and low[1] in high[1:3]:
-        # a | (c & m): the bits outside m are a's, inside a | c.
-        other = high[2] if high[1] is low[1] else high[1]
-        part = lifter.tmp("b32")
-        lifter.emit("and", ("b32",), (part, src32(lifter, other), word), guard=False)
-        out = lifter.tmp("b32")
-        lifter.emit("or", ("b32",), (out, src32(lifter, low[1]), part), guard=False)
-        return out
-    parts = []
-    for form, bits in ((high, word), (low, inverse_word)):
-        if form == ("const", 0):
-            continue
-        part = lifter.tmp("b32")
-        lifter.emit("and", ("b32",), (part, _form_value(lifter, form), bits), guard=False)
-        parts.append(part)
-    if not parts:
-        return Immediate(0)
-    if len(parts) == 1:
-        return parts[0]
-    out = lifter.tmp("b32")
-    lifter.emit("or", ("b32",), (out, parts[0], parts[1]), guard=False)
-    return out
-
-
-def _reduce_lut(lut: int, inputs):
-    """The simple form of ``LOP3.LUT`` with these inputs: ``("const", bit)``, ``("id", x)``,
-    ``("not", x)``, ``(op, x, y, invert_y)`` for and/or/xor; None otherwise."""
-    fixed: dict[int, int] = {}
-    variables = []
-    for k, operand in enumerate(inputs):
-        p = plain(operand)
-        if is_zero(operand):
-            fixed[k] = 0
-        elif type(p) is Immediate and p.kind == "int" and p.value & 0xFFFFFFFF == 0xFFFFFFFF:
-            fixed[k] = 1
-        else:
-            variables.append(k)
-    if len(variables) > 2:
-        return None
-
-    def f(bits: dict[int, int]) -> int:
-        index = (bits[0] << 2) | (bits[1] << 1) | bits[2]
-        return (lut >> index) & 1
-
-    table = {}
-    for combo in range(1 << len(variables)):
-        bits = dict(fixed)
-        for j, k in enumerate(variables):
-            bits[k] = (combo >> (len(variables) - 1 - j)) & 1
-        table[combo] = f(bits)
-    values = tuple(table[c] for c in range(1 << len(variables)))
-    if len(set(values)) == 1:
-        return ("const", values[0])
-    if len(variables) == 1:
-        x = inputs[variables[0]]
-        return ("id", x) if values == (0, 1) else ("not", x)
-    x, y = inputs[variables[0]], inputs[variables[1]]
-    forms = {(0, 0, 0, 1): ("and", x, y, False), (0, 1, 1, 1): ("or", x, y, False),
-             (0, 1, 1, 0): ("xor", x, y, False), (0, 0, 1, 0): ("and", x, y, True),
-             (0, 1, 0, 0): ("and", y, x, True)}
-    # ``values`` is the table of (x, y) = (0, 0), (0, 1), (1, 0), (1, 1).
-    one_input = {(0, 0, 1, 1): ("id", x), (1, 1, 0, 0): ("not", x),
-                 (0, 1, 0, 1): ("id", y), (1, 0, 1, 0): ("not", y)}
-    if values in one_input:
-        return one_input[values]
-    return forms.get(values)
-
-
 def _sel(lifter, instr):
     dest = _dest(instr)
     if dest is None or len(instr.operands) < 4:
@@ -756,7 +622,7 @@ def _ret(lifter, instr):
 _RULES = {
     "MOV": _mov, "UMOV": _mov, "MOV32I": _mov, "R2UR": _mov, "IMAD": _imad, "UIMAD": _imad,
     "IADD3": _iadd3, "UIADD3": _iadd3, "LEA": lea, "ULEA": lea, "SHF": _shf,
-    "USHF": _shf, "LOP3": _lop3, "ULOP3": _lop3, "SEL": _sel, "USEL": _sel,
+    "USHF": _shf, "LOP3": lop3, "ULOP3": lop3, "SEL": _sel, "USEL": _sel,
     "IMNMX": _minmax, "VIMNMX": _minmax, "UIMNMX": _minmax, "VIADDMNMX": _minmax,
     "VIADD": _viadd, "ISETP": _isetp, "UISETP": _isetp, "PLOP3": _plop3, "UPLOP3": _plop3,
     "HFMA2": _hfma2, "S2R": _s2r, "S2UR": _s2r, "CS2R": _cs2r, "LDC": _ldc, "ULDC": _ldc,

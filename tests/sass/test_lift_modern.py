@@ -13,7 +13,7 @@ from kernelcheck.sass.analysis import analyze_sass_kernel
 from kernelcheck.sass.calls import BRANCH_TARGETS_DIRECTIVE
 from kernelcheck.sass.function import function_from_sass, label_for_offset
 from kernelcheck.sass.lift import lift_function
-from kernelcheck.sass.lift_rules import _reduce_lut
+from kernelcheck.sass.lift_logic import _reduce_lut
 
 BASE = 0x7F0000000000
 
