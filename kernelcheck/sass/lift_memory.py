@@ -343,6 +343,11 @@ def call(lifter, instr: Instruction) -> None:
     other functions."""
     if "ABS" in instr.modifiers:
         callee = call_target(lifter.sass, lifter.block.instructions, instr)
+        first = instr.operands[0] if instr.operands else None
+        if callee is None and type(first) is Register:
+            # The address loaded from bank 4 in an earlier block (a fact of the lifter).
+            fact = lifter.state.tags.get(first.name)
+            callee = fact[1] if fact and fact[0] == "fn" else None
         if callee == ASSERT_FAIL:
             lifter.emit("trap")
             lifter.stopped = lifter.guard is None

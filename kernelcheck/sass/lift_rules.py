@@ -34,7 +34,7 @@ from kernelcheck.ir.nodes import (
     Symbol,
 )
 from kernelcheck.ir.operands import defs as _defs
-from kernelcheck.sass.calls import branch_targets
+from kernelcheck.sass.calls import bank_functions, branch_targets
 from kernelcheck.sass.function import label_for_offset
 from kernelcheck.sass.lift_chains import carry_high, lea, snap, snap_value, start_chain
 from kernelcheck.sass.lift_logic import lop3
@@ -183,7 +183,11 @@ def _ldc(lifter, instr):
     if type(source) is not ConstantRef:
         return _opaque_words(lifter, dest, 4 if "128" in mods else 2 if "64" in mods else 1)
     if "64" in mods:
-        return write64(lifter, dest, _next(dest), pair64(lifter, source))
+        symbol = _function_address(lifter, source)  # before the index register changes
+        write64(lifter, dest, _next(dest), pair64(lifter, source))
+        if symbol is not None:
+            lifter.state.tags[dest] = ("fn", symbol)
+        return None
     if "128" in mods:
         offset = source.static_offset
         if offset is None or dest in ("RZ", "URZ"):
@@ -207,6 +211,20 @@ def _ldc(lifter, instr):
     write32(lifter, dest, lambda r: lifter.emit("mov", ("b32",), (r, value)))
     if width == 4:
         _copy_fact(lifter, dest, source)
+
+
+def _function_address(lifter, source: ConstantRef) -> str | None:
+    """``LDC.64 Rx, c[0x4][off]``: the runtime function whose address bank 4 holds there
+    (:mod:`kernelcheck.sass.calls`), remembered on ``Rx`` so that a ``CALL.ABS Rx`` in a
+    later block still names it; ``off`` may be an index register known to hold a
+    constant."""
+    if lifter.guard is not None or type(source.bank) is not int or source.bank != 4:
+        return None
+    offset = source.static_offset
+    if offset is None and source.index is not None:
+        fact = lifter.state.tags.get(source.index.name)
+        offset = source.offset + fact[1] if fact and fact[0] == "k" else None
+    return bank_functions(lifter.sass).get((4, offset)) if offset is not None else None
 
 
 def _opaque_words(lifter, first: str, count: int) -> None:

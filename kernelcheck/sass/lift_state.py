@@ -11,7 +11,9 @@ register, so that a later 64-bit read of two halves can be lifted as one 64-bit 
 * ``("shl", reg, s)``: it holds ``reg << s`` (32-bit), the low word of a 64-bit shift;
 * ``("k", value)``: it holds the constant ``value`` (a move of an immediate);
 * ``("sr", name)``: it holds the special register ``name`` (``SR_TID.X``, ``SR_CTAID.Y``:
-  fixed for the thread, so two reads are one value).
+  fixed for the thread, so two reads are one value);
+* ``("fn", symbol)``: it holds (the low word of) the address of the runtime function
+  ``symbol`` that constant bank 4 holds (``__assertfail``, ``vprintf``).
 
 A fact stays true until a register it mentions is written (:meth:`LiftState.kill`), and a
 fact holds at a block entry only if it holds at the end of every predecessor

@@ -205,3 +205,24 @@ def test_printf_writes_nothing_the_program_reads_but_clobbers_registers():
     after = _kernel(print_then_store, directives=table)
     assert after.kernel_class == "not_proven"  # R2:R3 may have changed in the call
     assert any("unknown address" in reason for reason in after.reasons)
+
+
+def test_printf_address_loaded_in_an_earlier_block_is_still_printf():
+    # The bank-4 load and the call sit in different blocks (a wait loop between them, as in
+    # CUTLASS's error paths): the lifter's fact on R8 still names vprintf.
+    table = ((CBANK_FUNCTIONS_DIRECTIVE, ((4, 0, "vprintf"),)),)
+    summary = _kernel([
+        "S2R R0, SR_TID.X",
+        "LDC.64 R2, c[0x0][0x210]",
+        "IMAD.WIDE.U32 R2, R0, 0x4, R2",
+        "STG.E desc[UR4][R2.64], R0",
+        "MOV R8, 0x0",
+        "LDC.64 R8, c[0x4][R8]",
+        "ISETP.NE.AND P0, PT, R0, RZ, PT",
+        "@P0 BRA 0x90",
+        "NOP",
+        "LEPC R20, 0xb0",                     # 0x90
+        "CALL.ABS.NOINC R8",
+        "EXIT",                               # 0xb0
+    ], directives=table)
+    assert summary.kernel_class == "always", summary.reasons
