@@ -132,24 +132,24 @@ def main(argv: list[str] | None = None) -> int:
 def _reason_kind(reason: str) -> str:
     """A reason without instruction numbers, offsets and names, for grouping.
 
-    >>> _reason_kind("unknown instruction CALL.REL.NOINC #4 (offset 0x40) in k: "
+    >>> _reason_kind("unknown instruction CALL.REL.NOINC /*0040*/ in k: "
     ...              "recursive call of $k$f")
     'unknown instruction CALL: recursive call of $f'
-    >>> _reason_kind("write at an unknown address: STG.E.128 #147 (offset 0x930)")
+    >>> _reason_kind("write at an unknown address: STG.E.128 /*0930*/, line 12")
     'write at an unknown address: STG'
     """
     import re
 
     text = reason.split(";")[0]
-    found = re.match(r"(unknown|unmodelled) instruction (\S+) #\d+(?: \(offset [^)]*\))?"
-                     r" in \S+?(?: \(line \d+\))?(?:: (.*))?$", text)
+    found = re.match(r"(unknown|unmodelled) instruction (\S+) (?:#\d+|/\*[0-9a-f]+\*/)"
+                     r"(?:, line \d+)? in \S+?(?: \(line \d+\))?(?:: (.*))?$", text)
     if found:
         opcode = found.group(2).split(".")[0]
         if opcode == "sass":  # a lifted instruction: the SASS opcode follows
             opcode = found.group(2).split(".")[1].upper() if "." in found.group(2) else opcode
         why = re.sub(r"\$\S+", "$f", found.group(3) or "")
         return (f"{found.group(1)} instruction {opcode}" + (f": {why}" if why else ""))[:90]
-    text = re.sub(r" \(offset 0x[0-9a-f]+\)", "", text)
+    text = re.sub(r"/\*[0-9a-f]+\*/(, line \d+)?", "#k", text)
     text = re.sub(r"#\d+", "#k", text)
     text = re.sub(r" in \S+( \(line \d+\))?$", "", text)
     text = re.sub(r"\b(ld|st|atom|red)\.[a-z0-9.]+ #k.*", r"\1", text)

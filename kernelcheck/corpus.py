@@ -22,7 +22,6 @@ cubin for the requested architecture, and PTX only for architectures no cubin ma
 from __future__ import annotations
 
 import os
-import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -34,7 +33,7 @@ __all__ = ["KernelRecord", "CorpusSummary", "ImageJob", "plan_jobs", "analyse_im
            "corpus_tasks", "run_corpus"]
 
 #: Version of the JSON line format of :meth:`KernelRecord.to_json`.
-JSONL_FORMAT_VERSION = 1
+JSONL_FORMAT_VERSION = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +59,7 @@ class KernelRecord:
     params: tuple[tuple[str, int, int], ...] = ()
     accesses: tuple[tuple[str, str, int], ...] = ()
     unknown_opcodes: tuple[str, ...] = ()
+    analysis: dict | None = None
 
     def to_json(self) -> dict:
         """One JSON line's object (format :data:`JSONL_FORMAT_VERSION`)."""
@@ -75,6 +75,10 @@ class KernelRecord:
             "demangled": demangle(self.kernel) if self.kernel else None,
             "status": self.status,
         }
+        if self.analysis is not None:
+            item.update({k: v for k, v in self.analysis.items()
+                         if k not in ("format_version", "file", "image", "arch", "language",
+                                      "kernel", "demangled")})
         if self.status != "ok":
             item["cause"] = self.cause
             item["error"] = self.error
@@ -128,13 +132,14 @@ class CorpusSummary:
             self.causes[record.cause or "unknown"] += 1
 
 
-def plan_jobs(path: str, arch: str | None = None, prefer: str = "sass"
-              ) -> tuple[list[ImageJob], tuple[str, ...]]:
-    """The images of ``path`` to analyse, and the errors met while listing them."""
+def plan_jobs(path: str, arch: str | None = None, prefer: str = "sass",
+              data: bytes | None = None) -> tuple[list[ImageJob], tuple[str, ...]]:
+    """The images of ``path`` (or of ``data``, named ``path``) to analyse, and the errors
+    met while listing them."""
     from kernelcheck.binary.image import open_binary
     from kernelcheck.inputs import _arch_key, _arch_matches, _read
 
-    data = _read(path)
+    data = _read(path) if data is None else data
     image = open_binary(data, filename=path)
     wanted = [e for e in image.images if e.kind in ("ptx", "cubin")
               and _arch_matches(e.arch, arch)]
@@ -167,12 +172,51 @@ def _structure_fields(function) -> dict:
             "accesses": tuple((s, k, c) for (s, k), c in sorted(counts.items()))}
 
 
-def analyse_image(job: ImageJob, stage: str = "structure") -> tuple[list[KernelRecord], dict]:
+def _idempotency(job: ImageJob, module, function, options: dict) -> dict:
+    """The analysis record of one kernel (stage ``analysis``)."""
+    from kernelcheck.output.records import failure_record, kernel_record
+
+    language = "sass" if job.kind == "cubin" else "ptx"
+    try:
+        if language == "sass":
+            from kernelcheck.sass.analysis import analyze_sass_kernel
+
+            summary = analyze_sass_kernel(module, function)
+        else:
+            from kernelcheck.analysis.summary import analyze_kernel
+
+            summary = analyze_kernel(module, function)
+        verdict = None
+        if options.get("instance") is not None:
+            from kernelcheck.launch.evaluate import evaluate
+            from kernelcheck.launch.params import param_buffer
+
+            values, grid, block, allocations = options["instance"]
+            verdict = evaluate(summary.launch_check, param_buffer(function, values), grid,
+                               block, allocations)
+        return kernel_record(file=job.file, image=job.image, arch=job.arch,
+                             language=language, module=module, function=function,
+                             summary=summary, verdict=verdict,
+                             full_names=options.get("full_names", False))
+    except Exception as error:  # noqa: BLE001 - reported per kernel, with its cause
+        return failure_record(file=job.file, image=job.image, arch=job.arch,
+                              language=language, kernel=function.name,
+                              cause=type(error).__name__, error=str(error))
+
+
+def analyse_image(job: ImageJob, stage: str = "structure", options: dict | None = None
+                  ) -> tuple[list[KernelRecord], dict]:
     """Analyse one image in the calling process; never raises for a property of the input.
+
+    ``stage`` is ``ir`` (parse only), ``structure`` (and count loops and accesses) or
+    ``analysis`` (and run the idempotency analysis: each record's ``analysis`` holds its
+    :func:`~kernelcheck.output.records.kernel_record`). ``options`` of the analysis stage:
+    ``kernel`` (a ``--kernel`` pattern), ``instance`` and ``full_names``.
 
     Returns the records (one per kernel, or one image-level failure) and the seconds spent
     in ``nvdisasm``, ``parse`` and ``analysis``.
     """
+    options = options or {}
     from kernelcheck.errors import KernelcheckError
 
     timing = {"nvdisasm": 0.0, "parse": 0.0, "analysis": 0.0}
@@ -188,15 +232,18 @@ def analyse_image(job: ImageJob, stage: str = "structure") -> tuple[list[KernelR
         if job.kind == "cubin":
             from kernelcheck.binary.cubin import CubinFile
             from kernelcheck.binary.nvdisasm import disassemble
-            from kernelcheck.sass.loader import functions_of_cubin
+            from kernelcheck.ir.nodes import Module
+            from kernelcheck.sass.loader import functions_of_cubin, has_line_info, source_files
 
             start = time.perf_counter()
             cubin = CubinFile(job.data, filename=label)
-            code = disassemble(job.data, label=label)
+            code = disassemble(job.data, label=label,
+                               line_info=stage == "analysis" and has_line_info(cubin))
             timing["nvdisasm"] = time.perf_counter() - start
             start = time.perf_counter()
             functions, failures = functions_of_cubin(cubin, code, filename=label)
             kernel_names = {k.name for k in cubin.iter_kernels()}
+            module = Module(None, (cubin.arch,), 64, source_files(code) + functions, label)
             timing["parse"] = time.perf_counter() - start
         else:
             from kernelcheck.ptx.parser import parse_ptx
@@ -204,18 +251,26 @@ def analyse_image(job: ImageJob, stage: str = "structure") -> tuple[list[KernelR
             start = time.perf_counter()
             module = parse_ptx(job.data, filename=label)
             timing["parse"] = time.perf_counter() - start
-            functions, failures = module.kernels, ()
-            kernel_names = {f.name for f in functions}
+            functions, failures = module.functions, ()
+            kernel_names = {f.name for f in module.kernels}
     except KernelcheckError as error:
         return image_failure(error), timing
     except Exception as error:  # a fault of ours: still only this image fails
         return image_failure(error), timing
+    chosen = None
+    if options.get("kernel"):
+        from kernelcheck.names import match_kernels
+
+        chosen = set(match_kernels(options["kernel"], sorted(kernel_names)))
     records = [KernelRecord(**base, kernel=f.name, status="failed", cause=f.cause,
                             error=str(f.error))
-               for f in failures if f.name in kernel_names]
+               for f in failures if f.name in kernel_names
+               and (chosen is None or f.name in chosen)]
     start = time.perf_counter()
     for function in functions:
-        if not function.is_kernel:
+        if not function.is_kernel or function.body is None:
+            continue
+        if chosen is not None and function.name not in chosen:
             continue
         fields = {"instructions": len(function.instructions),
                   "blocks": len(function.blocks),
@@ -223,30 +278,25 @@ def analyse_image(job: ImageJob, stage: str = "structure") -> tuple[list[KernelR
                   "unknown_opcodes": tuple(sorted({i.opcode for i in function.instructions
                                                    if not i.known}))}
         try:
-            if stage == "structure":
+            if stage in ("structure", "analysis"):
                 fields.update(_structure_fields(function))
         except Exception as error:  # noqa: BLE001 - reported per kernel, with its cause
             records.append(KernelRecord(**base, kernel=function.name, status="failed",
                                         cause=type(error).__name__, error=str(error)))
             continue
+        if stage == "analysis":
+            fields["analysis"] = _idempotency(job, module, function, options)
         records.append(KernelRecord(**base, kernel=function.name, status="ok", **fields))
     timing["analysis"] = time.perf_counter() - start
     return records, timing
 
 
-def _progress(summary: CorpusSummary, done: int, total: int, started: float) -> None:
-    elapsed = max(time.perf_counter() - started, 1e-9)
-    sys.stderr.write(f"\r{done}/{total} images, {summary.kernels} kernels "
-                     f"({summary.kernels_failed} failed), {summary.kernels / elapsed:.0f} "
-                     f"kernels/s ")
-    sys.stderr.flush()
-
-
-def corpus_tasks(planned: Sequence[ImageJob], stage: str = "structure") -> Iterator[Task]:
+def corpus_tasks(planned: Sequence[ImageJob], stage: str = "structure",
+                 options: dict | None = None) -> Iterator[Task]:
     """One keyed task per image (key: position, file name and image location)."""
     for index, job in enumerate(planned):
         yield Task(f"image-{index}-{os.path.basename(job.file)}:{job.image}", analyse_image,
-                   (job, stage))
+                   (job, stage, options))
 
 
 def run_corpus(
@@ -260,20 +310,22 @@ def run_corpus(
     progress: bool | None = None,
     limit: int | None = None,
     executor=None,
+    options: dict | None = None,
 ) -> CorpusSummary:
     """Analyse every kernel of ``path`` over ``jobs`` worker processes, or ``executor``.
 
     Parameters
     ----------
-    path : str or sequence of str
+    path : str, InputFile or a sequence of them
         A cubin, fatbin, executable or shared library (or several: their images are
         analysed as one corpus).
     arch : str, optional
         Only images for this architecture (``sm_90``).
     jobs : int, optional
         Worker processes of the local pool; default all cores. ``1`` runs in this process.
-    stage : {"ir", "structure"}
-        Stop after parsing into IR, or also build CFG, loops and access counts.
+    stage : {"ir", "structure", "analysis"}
+        Stop after parsing into IR, or also build CFG, loops and access counts, or also
+        run the idempotency analysis (see :func:`analyse_image`, with ``options``).
     prefer : {"sass", "ptx", "both"}
         As for :func:`kernelcheck.inputs.load_input`.
     on_record : callable, optional
@@ -290,23 +342,26 @@ def run_corpus(
     -------
     CorpusSummary
     """
+    from kernelcheck.output.progress import ProgressBar
+
     started = time.perf_counter()
-    if progress is None:
-        progress = sys.stderr.isatty()
     planned: list[ImageJob] = []
     errors: list[str] = []
-    for item in [path] if isinstance(path, (str, os.PathLike)) else path:
-        more, problems = plan_jobs(os.fspath(item), arch, prefer)
+    from kernelcheck.inputs import InputFile
+
+    for item in [path] if isinstance(path, (str, os.PathLike, InputFile)) else path:
+        if isinstance(item, InputFile):
+            more, problems = plan_jobs(item.path, arch, prefer, data=item.data)
+        else:
+            more, problems = plan_jobs(os.fspath(item), arch, prefer)
         planned.extend(more)
         errors.extend(problems)
     if limit is not None:
         planned = planned[:limit]
     summary = CorpusSummary(images=len(planned), input_errors=tuple(errors))
-    done = 0
+    meter = ProgressBar(len(planned), "images", progress)
 
     def consume(records: list[KernelRecord], timing: dict) -> None:
-        nonlocal done
-        done += 1
         summary.nvdisasm_seconds += timing["nvdisasm"]
         summary.parse_seconds += timing["parse"]
         summary.analysis_seconds += timing["analysis"]
@@ -314,12 +369,11 @@ def run_corpus(
             summary.add(record)
             if on_record is not None:
                 on_record(record)
-        if progress:
-            _progress(summary, done, summary.images, started)
+        meter.step(f"{summary.kernels} kernels, {summary.kernels_failed} failed")
 
     by_key = {}
     tasks = []
-    for task in corpus_tasks(planned, stage):
+    for task in corpus_tasks(planned, stage, options):
         by_key[task.key] = task.args[0]
         tasks.append(task)
     del planned
@@ -332,10 +386,9 @@ def run_corpus(
             else:
                 consume(*_dead_worker(by_key[result.key], result.lost))
     finally:
+        meter.finish()
         if own:
             executor.close()
-    if progress:
-        sys.stderr.write("\n")
     summary.seconds = time.perf_counter() - started
     return summary
 

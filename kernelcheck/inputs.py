@@ -14,7 +14,14 @@ from dataclasses import dataclass
 from kernelcheck.errors import KernelcheckError
 from kernelcheck.ir.nodes import Module
 
-__all__ = ["LoadedModule", "LoadedInput", "load_input", "load_ptx_modules"]
+__all__ = ["LoadedModule", "LoadedInput", "InputFile", "expand_inputs", "load_input",
+           "load_ptx_modules"]
+
+#: Bytes read to tell what a file found in a directory is.
+_SNIFF_BYTES = 1 << 16
+#: The fatbin header magic (0xBA55ED50, little-endian) that host binaries with device code
+#: carry in their .nv_fatbin section.
+_FATBIN_MAGIC = b"\x50\xed\x55\xba"
 
 
 @dataclass(frozen=True)
@@ -47,8 +54,93 @@ def _read(path: str) -> bytes:
     try:
         with open(path, "rb") as handle:
             return handle.read()
+    except IsADirectoryError:
+        raise KernelcheckError(f"{path}: is a directory (give the files, or the directory "
+                               f"to a command that searches it)") from None
     except OSError as error:
-        raise KernelcheckError(f"{path}: cannot read: {error.strerror}") from error
+        raise KernelcheckError(f"{path}: cannot read: {error.strerror}") from None
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """One input: its name in reports, and its bytes when they were read already (stdin)."""
+
+    path: str
+    data: bytes | None = None
+
+    def read(self) -> bytes:
+        return self.data if self.data is not None else _read(self.path)
+
+
+def _device_code(path: str) -> bool:
+    """Whether a file met in a directory holds something kernelcheck analyses: PTX text, a
+    cubin, a fatbin, or a host binary with an embedded fatbin."""
+    from kernelcheck.binary.image import sniff_kind
+
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(_SNIFF_BYTES)
+            kind = sniff_kind(head)
+            if kind in ("ptx", "cubin", "fatbin"):
+                return True
+            if kind != "host-elf":
+                return False
+            handle.seek(0)
+            return _FATBIN_MAGIC in handle.read()
+    except OSError:
+        return False
+
+
+def expand_inputs(paths, stdin=None) -> list[InputFile]:
+    """The input files that ``paths`` name, in order.
+
+    A file is taken as it is; a directory is searched recursively (sorted, hidden entries
+    skipped) for PTX text, cubins, fatbins and host binaries that embed device code, told
+    by their content, not their name; a pattern with ``*``, ``?`` or ``[`` that names no
+    file is expanded as a glob (``**`` recursive); ``-`` is standard input (once).
+
+    Raises
+    ------
+    KernelcheckError
+        A path that does not exist, a directory without device code, ``-`` twice.
+    """
+    import glob
+    import sys
+
+    found: list[InputFile] = []
+    took_stdin = False
+    for path in paths:
+        if path == "-":
+            if took_stdin:
+                raise KernelcheckError("-: standard input can be read only once")
+            took_stdin = True
+            stream = stdin if stdin is not None else sys.stdin.buffer
+            found.append(InputFile("<stdin>", stream.read()))
+            continue
+        if os.path.isdir(path):
+            inside = []
+            for root, dirs, files in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                for name in sorted(files):
+                    full = os.path.join(root, name)
+                    if not name.startswith(".") and os.path.isfile(full) and \
+                            _device_code(full):
+                        inside.append(InputFile(full))
+            if not inside:
+                raise KernelcheckError(f"{path}: no PTX, cubin, fatbin or binary with device "
+                                       f"code in this directory")
+            found.extend(inside)
+            continue
+        if not os.path.exists(path) and any(c in path for c in "*?["):
+            matches = sorted(m for m in glob.glob(path, recursive=True) if os.path.isfile(m))
+            if not matches:
+                raise KernelcheckError(f"{path}: no file matches this pattern")
+            found.extend(InputFile(m) for m in matches)
+            continue
+        if not os.path.exists(path):
+            raise KernelcheckError(f"{path}: no such file or directory")
+        found.append(InputFile(path))
+    return found
 
 
 def load_ptx_modules(path: str | os.PathLike, data: bytes | None = None) -> LoadedInput:
@@ -62,7 +154,8 @@ def load_ptx_modules(path: str | os.PathLike, data: bytes | None = None) -> Load
 
 
 def load_input(
-    path: str | os.PathLike, arch: str | None = None, prefer: str = "sass"
+    path: str | os.PathLike, arch: str | None = None, prefer: str = "sass",
+    data: bytes | None = None,
 ) -> LoadedInput:
     """Read ``path`` (PTX text, cubin, fatbin, executable or shared library).
 
@@ -81,6 +174,8 @@ def load_input(
         target is ``arch`` or the matching ``compute_`` target.
     prefer : {"sass", "ptx", "both"}
         Which form to analyse when both exist for an architecture.
+    data : bytes, optional
+        The file's bytes, when they were read already (``path`` then only names them).
 
     Returns
     -------
@@ -98,7 +193,7 @@ def load_input(
     if prefer not in ("sass", "ptx", "both"):
         raise ValueError(f"prefer must be 'sass', 'ptx' or 'both', not {prefer!r}")
     path = os.fspath(path)
-    data = _read(path)
+    data = _read(path) if data is None else data
     kind = sniff_kind(data)
     if kind == "ptx" or (kind == "unknown" and path.endswith(".ptx")):
         return load_ptx_modules(path, data)

@@ -127,13 +127,23 @@ def kernel_structure(function: Function, module: Module | None = None) -> Kernel
     >>> s.params[0].used_as_pointer, [a.kind for a in s.accesses]
     (True, ['write'])
     """
+    from kernelcheck.errors import UnsupportedFeature
     from kernelcheck.ir.cfg import control_flow_graph
     from kernelcheck.ir.dataflow import def_use_graph
     from kernelcheck.ir.loops import natural_loops
 
-    cfg = control_flow_graph(function)
     blocks = function.blocks
-    loops = tuple(
+    files = module.files if module is not None else {}
+    accesses = tuple(_accesses(function, files))
+    try:
+        cfg = control_flow_graph(function)
+    except UnsupportedFeature:
+        # A branch whose targets are not known (an indirect branch without its target
+        # list): this one kernel has no control-flow graph, hence no loops or pointer
+        # parameters to report; its analysis says why it is not proven. The other kernels
+        # of the file are reported as usual.
+        cfg = None
+    loops = () if cfg is None else tuple(
         LoopInfo(
             header=blocks[loop.header].name,
             latches=tuple(blocks[b].name for b in sorted(loop.latches)),
@@ -142,13 +152,12 @@ def kernel_structure(function: Function, module: Module | None = None) -> Kernel
         )
         for loop in natural_loops(cfg)
     )
-    files = module.files if module is not None else {}
-    accesses = tuple(_accesses(function, files))
-    dataflow = def_use_graph(function, cfg)
-    if _is_sass(function):
-        pointer_params = _sass_pointer_params(function, dataflow)
+    if cfg is None:
+        pointer_params: set = set()
+    elif _is_sass(function):
+        pointer_params = _sass_pointer_params(function, def_use_graph(function, cfg))
     else:
-        pointer_params = _pointer_params(function, dataflow)
+        pointer_params = _pointer_params(function, def_use_graph(function, cfg))
     params = tuple(
         ParamInfo(p.name, p.type, p.size, p.offset, p.name in pointer_params)
         for p in function.params

@@ -14,6 +14,9 @@ counts, joins, divisions, masks.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
 from kernelcheck.analysis.terms import (
     DIMS,
     Add,
@@ -29,7 +32,12 @@ from kernelcheck.analysis.terms import (
     render,
 )
 
-__all__ = ["Linear", "symbolic_range", "byte_range_text", "render_linear"]
+__all__ = ["Linear", "symbolic_range", "byte_range_text", "render_linear", "merged_conditions"]
+
+_A = TypeVar("_A")
+
+#: Sites shown per side of a merged condition before "and N more".
+_SITES_SHOWN = 3
 
 #: A linear form: ``{atom: coefficient}`` with the constant under the key ``None``.
 Linear = dict
@@ -202,3 +210,93 @@ def byte_range_text(address: Term, width: int, names: dict[str, str] | None = No
         return None
     lo, hi = found
     return f"[{render_linear(lo, names)}, {render_linear(_lin_add(hi, {None: width}), names)})"
+
+
+def _sites(sites: list[tuple[str, str, str]]) -> str:
+    """``st.global.b32 #29 and #30, line 25``: sites of one opcode and line together."""
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for opcode, ident, rest in sites:
+        idents = grouped.setdefault((opcode, rest), [])
+        if ident not in idents:
+            idents.append(ident)
+    parts = []
+    for (opcode, rest), idents in grouped.items():
+        shown = idents[:_SITES_SHOWN]
+        more = len(idents) - len(shown)
+        text = ", ".join(shown) if not more else f"{', '.join(shown)} and {more} more"
+        if len(shown) == 2 and not more:
+            text = " and ".join(shown)
+        parts.append(f"{opcode} {text}{rest}")
+    shown_parts = parts[:_SITES_SHOWN]
+    more = len(parts) - len(shown_parts)
+    return " and ".join(shown_parts) + (f" and {more} more" if more > 0 else "")
+
+
+def _side(verb: str, accesses: list, byte_range, site) -> str:
+    """``written [out, out + 4*n) by st.global.f32 #20, line 14``: the distinct ranges and
+    the instructions of one side of a merged condition."""
+    ranges = list(dict.fromkeys(byte_range(a) for a in accesses))
+    known = [r for r in ranges if r is not None]
+    sites = _sites([site(a) for a in accesses])
+    if not known:
+        return f"{verb} by {sites}"
+    text = " and ".join(known)
+    if len(known) < len(ranges):
+        text += " and bytes with no range from the arguments"
+    return f"{verb} {text} by {sites}"
+
+
+def merged_conditions(pairs: Sequence[tuple[_A, _A]], base: Callable[[_A], str],
+                      byte_range: Callable[[_A], str | None],
+                      site: Callable[[_A], tuple[str, str, str]]) -> list[str]:
+    """The conditions of a conditional kernel, one statement per (written, read) pointer.
+
+    The analysis keeps one (write, read) pair per access pair that may overlap (a Triton
+    kernel unrolled four times has sixteen pairs per pointer pair); a reader wants one
+    statement per pair of pointers, with the byte ranges and the instructions of each
+    side::
+
+        not idempotent when out overlaps in (written [out, out + 4*n) by st.global.f32
+        #20, line 14; read [in, in + 4*n) by ld.global.f32 #15, line 14)
+
+    Parameters
+    ----------
+    pairs : sequence of (write, read)
+        The access pairs that may overlap, in the LaunchCheck's order.
+    base, byte_range : callable
+        An access's base pointer name and its byte range text (or ``None``).
+    site : callable
+        An access's instruction as ``(opcode, instruction, rest)``, e.g.
+        ``("st.global.f32", "#20", ", line 14")``.
+
+    Returns
+    -------
+    list of str
+        In order of each pointer pair's first (write, read) pair.
+
+    Examples
+    --------
+    >>> pairs = [(("o", 20), ("a", 15)), (("o", 21), ("a", 16)), (("o", 20), ("b", 7))]
+    >>> for line in merged_conditions(pairs, base=lambda a: a[0],
+    ...                               byte_range=lambda a: f"[{a[0]}, {a[0]} + 4*n)",
+    ...                               site=lambda a: ("st" if a[0] == "o" else "ld",
+    ...                                               f"#{a[1]}", "")):
+    ...     print(line.replace("not idempotent when ", ""))
+    o overlaps a (written [o, o + 4*n) by st #20 and #21; read [a, a + 4*n) by ld #15 and #16)
+    o overlaps b (written [o, o + 4*n) by st #20; read [b, b + 4*n) by ld #7)
+    """
+    groups: dict[tuple[str, str], tuple[list, list]] = {}
+    for w, r in pairs:
+        writes, reads = groups.setdefault((base(w), base(r)), ([], []))
+        if not any(x is w for x in writes):
+            writes.append(w)
+        if not any(x is r for x in reads):
+            reads.append(r)
+    out = []
+    for (written, read), (writes, reads) in groups.items():
+        head = (f"not idempotent when {written} overlaps {read}" if written != read else
+                f"not idempotent when what it writes through {written} overlaps what it "
+                f"reads through it")
+        out.append(f"{head} ({_side('written', writes, byte_range, site)}; "
+                   f"{_side('read', reads, byte_range, site)})")
+    return out

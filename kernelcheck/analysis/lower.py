@@ -26,6 +26,8 @@ from kernelcheck.analysis.terms import (
     Cmp,
     Const,
     Div,
+    Gate,
+    Global,
     Iter,
     Join,
     Max,
@@ -37,8 +39,10 @@ from kernelcheck.analysis.terms import (
     Param,
     PNot,
     POr,
+    Pow2,
     Rem,
     Shr,
+    ShrVar,
     Special,
     Term,
     TripMax,
@@ -49,9 +53,9 @@ from kernelcheck.analysis.terms import (
     pred_not,
     wrap,
 )
-from kernelcheck.launch.check import OPS, TRIP_MODES
+from kernelcheck.launch.check import CMP_NAMES, OPS, TRIP_MODES
 
-__all__ = ["guard_literals", "apply_guards", "affine_form", "ProgramBuilder"]
+__all__ = ["guard_literals", "apply_guards", "affine_form", "residue_bits", "ProgramBuilder"]
 
 
 def guard_literals(guard) -> list[Cmp]:
@@ -214,10 +218,16 @@ def apply_guards(address: Term, guard, cache: dict | None = None) -> Term:
             return kind(go(t.a, None), go(t.b, None))
         if kind is Shr:
             return Shr(go(t.a, None), t.k)
+        if kind is ShrVar:
+            return ShrVar(go(t.a, None), go(t.amount, None), t.width)
+        if kind is Pow2:
+            return Pow2(go(t.amount, None), t.width)
         if kind is Bound:
             return Bound(go(t.arg, None), t.lo, t.hi)
         if kind is NotEq:
             return NotEq(go(t.arg, None), t.value)
+        if kind is Gate:
+            return Gate(go(t.arg, ctx), t.cond)
         return t
 
     def _sum(t, ctx):
@@ -272,6 +282,46 @@ def affine_form(address: Term):
     return add(*const_parts), tuple(pairs)
 
 
+def residue_bits(address: Term) -> int:
+    """``m``: ``address`` is congruent to its :func:`affine_form` modulo ``2**m``.
+
+    The affine form looks through wraps. ``Wrap(x, w, _)`` is congruent to ``x`` modulo
+    ``2**w`` only, so where a wrap sits under a constant factor ``c`` the form holds modulo
+    ``2**(w + v)`` with ``2**v`` the largest power of two dividing ``c``
+    (``4*Wrap(i + off, 32, s)`` is ``4*i + 4*off`` modulo ``2**34``); ``m`` is the least such
+    bound over the wraps the form looks through, and at most 64 (the address register).
+    Launch-constant parts are computed exactly at launch and limit nothing; a factor that
+    is only known at launch counts as odd (a smaller ``m`` is a weaker, still true, claim).
+
+    Examples
+    --------
+    >>> from kernelcheck.analysis.terms import Special
+    >>> i = Special("%tid.x")
+    >>> residue_bits(wrap(add(Param("p", 0, 8), mul(Const(4), Wrap(i, 32, True))), 64, False))
+    34
+    """
+    m = 64
+    stack = [(address, 0)]
+    while stack:
+        t, v = stack.pop()
+        kind = type(t)
+        if is_launch_constant(t):
+            continue
+        if kind is Wrap:
+            m = min(m, t.bits + v)
+            stack.append((t.arg, v))
+        elif kind is Add:
+            stack.extend((a, v) for a in t.args)
+        elif kind is Mul:
+            rest = [a for a in t.args if not is_launch_constant(a)]
+            if len(rest) == 1:
+                for a in t.args:
+                    if type(a) is Const and a.value:
+                        v += (a.value & -a.value).bit_length() - 1
+                stack.append((rest[0], v))
+    return max(m, 0)
+
+
 class ProgramBuilder:
     """Compiles terms into the SSA program of a LaunchCheck, sharing equal sub-terms."""
 
@@ -304,6 +354,16 @@ class ProgramBuilder:
             done[id(t)] = self._lower_one(t, done)
         return done[id(term)]
 
+    def guard(self, literals) -> int:
+        """The slot of the conjunction of comparison ``literals`` (``CMP`` records joined by
+        ``MIN``: 0 once one of them is false), or -1 when there are none."""
+        slot = -1
+        for lit in literals:
+            a, b = self.slot(lit.a), self.slot(lit.b)
+            c = self._emit("CMP", a, b, CMP_NAMES.index(lit.op))
+            slot = c if slot < 0 else self._emit("MIN", slot, c)
+        return slot
+
     def _lower_one(self, t, done) -> int:
         kind = type(t)
 
@@ -324,6 +384,8 @@ class ProgramBuilder:
             return self._emit("OPAQUE", 32)
         if kind is Opaque:
             return self._emit("OPAQUE", min(t.bits, 64))
+        if kind is Global:
+            return self._emit("OPAQUE", 64)  # fixed at load time, unknown here
         if kind in (Add, Mul, Join):
             op = {Add: "ADD", Mul: "MUL", Join: "JOIN"}[kind]
             slot = s(t.args[0])
@@ -338,10 +400,16 @@ class ProgramBuilder:
             return self._emit(op, s(t.a), s(t.b))
         if kind is Shr:
             return self._emit("SHR", s(t.a), t.k)
+        if kind is Pow2:
+            return self._emit("POW2", s(t.amount), t.width)
+        if kind is ShrVar:
+            return self._emit("SHRV", s(t.a), s(t.amount), t.width)
         if kind is Bound:
             return self._emit("BOUND", s(t.arg), s(t.lo), s(t.hi))
         if kind is NotEq:
             return self._emit("NEQ", s(t.arg), s(t.value))
+        if kind is Gate:
+            return self._emit("GATE", s(t.arg), self.guard((t.cond,)))
         if kind is Iter:
             return self._emit("ITER", s(t.tripmax))
         if kind is TripMax:
@@ -360,10 +428,16 @@ def _kids(t) -> tuple:
         return (t.a, t.b)
     if kind is Shr:
         return (t.a,)
+    if kind is Pow2:
+        return (t.amount,)
+    if kind is ShrVar:
+        return (t.a, t.amount)
     if kind is Bound:
         return (t.arg, t.lo, t.hi)
     if kind is NotEq:
         return (t.arg, t.value)
+    if kind is Gate:
+        return (t.arg,)  # the condition is lowered by ProgramBuilder.guard
     if kind is Iter:
         return (t.tripmax,) if t.tripmax is not None else ()
     if kind is TripMax:

@@ -36,6 +36,7 @@ keeps the window property at the header only if it still holds at the end of eve
 from __future__ import annotations
 
 from kernelcheck.analysis.terms import (
+    Global,
     Iter,
     Join,
     LoopVar,
@@ -72,6 +73,8 @@ def is_index(term) -> bool:
             continue  # at most 32 significant bits: an integer, never a 64-bit pointer
         if kind is Param and t.size >= 8:
             return False
+        if kind is Global:
+            return False  # the address of a module variable
         if kind is Opaque and t.bits >= 64:
             return False
         if kind is LoopVar:

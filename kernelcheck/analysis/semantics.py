@@ -32,8 +32,10 @@ from kernelcheck.analysis.terms import (
     PConst,
     POpaque,
     POr,
+    Pow2,
     Rem,
     Shr,
+    ShrVar,
     Term,
     Wrap,
     add,
@@ -153,10 +155,17 @@ def evaluate_instruction(instr: Instruction, srcs: list) -> Term | None:
         # ISA §9.7.1.5: the full 2*bits product of the operands read as signed/unsigned.
         product = mul(wrap(srcs[0], bits, signed), wrap(srcs[1], bits, signed))
         return add(product, srcs[2]) if op == "mad" else product
-    if op == "shl" and type(srcs[1]) is Const and 0 <= srcs[1].value < bits:
-        return mul(srcs[0], Const(1 << srcs[1].value))
-    if op == "shr" and type(srcs[1]) is Const and 0 <= srcs[1].value < bits:
-        return Shr(wrap(srcs[0], bits, signed), srcs[1].value)
+    if op in ("shl", "shr") and bits and len(srcs) == 2:
+        # ISA §9.7.8.7-8: the amount is an unsigned 32-bit value, clamped to the width.
+        amount = wrap(srcs[1], 32, False)
+        if type(amount) is Const:
+            k = min(amount.value, bits)
+            # shl by the width leaves 0, congruent to x * 2**width modulo 2**width.
+            return mul(srcs[0], Const(1 << k)) if op == "shl" else Shr(
+                wrap(srcs[0], bits, signed), k)
+        if op == "shl":
+            return mul(srcs[0], Pow2(amount, bits))
+        return ShrVar(wrap(srcs[0], bits, signed), amount, bits)
     if op in ("min", "max") and len(srcs) == 2 and "relu" not in instr.modifiers:
         a, b = wrap(srcs[0], bits, signed), wrap(srcs[1], bits, signed)
         return Min(a, b) if op == "min" else Max(a, b)

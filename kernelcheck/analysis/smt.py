@@ -326,8 +326,13 @@ def _never_overlap(write_addr, write_width, read_addr, read_width, timeout_ms) -
     return SmtResult(answer == z3.unsat, str(answer), time.perf_counter() - start)
 
 
-def prove_same_address(read_addr, write_addr, timeout_ms: int = TIMEOUT_MS) -> SmtResult:
+def prove_same_address(read_addr, write_addr, timeout_ms: int = TIMEOUT_MS, lo: int = 0,
+                       hi: int = 0) -> SmtResult:
     """Prove that one thread's read and write always hit the same address, and can run.
+
+    With ``lo``/``hi``, prove instead that the write address minus the read address always
+    lies in ``[lo, hi]``: the overlap window of two widths, ``[-(w_write - 1), w_read - 1]``
+    (a word read and one of its bytes written back by the same thread).
 
     Both addresses are encoded for the *same* thread (shared thread indices); the proof
     needs the facts to be satisfiable (some instance runs the accesses) and ``read ==
@@ -345,7 +350,7 @@ def prove_same_address(read_addr, write_addr, timeout_ms: int = TIMEOUT_MS) -> S
     """
     from kernelcheck.analysis.terms import contains
 
-    if canonical(read_addr) == canonical(write_addr):
+    if canonical(read_addr) == canonical(write_addr) and lo <= 0 <= hi:
         return SmtResult(True, "equal terms", 0.0)
     if any(contains(t, lambda n: type(n) is Opaque) for t in (read_addr, write_addr)):
         return SmtResult(False, "not encoded", 0.0)
@@ -368,6 +373,6 @@ def prove_same_address(read_addr, write_addr, timeout_ms: int = TIMEOUT_MS) -> S
     solver.add(*facts)
     if solver.check() != z3.sat:
         return SmtResult(False, "guard not satisfiable", time.perf_counter() - start)
-    solver.add(r != w)
+    solver.add(r != w if lo == hi == 0 else z3.Or(w - r < lo, w - r > hi))
     answer = solver.check()
     return SmtResult(answer == z3.unsat, str(answer), time.perf_counter() - start)

@@ -34,11 +34,20 @@ is thereby counted as a possible clobber, as the dynamic oracle counts it.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from kernelcheck.analysis.describe import byte_range_text
-from kernelcheck.analysis.lower import ProgramBuilder, affine_form, apply_guards
+from kernelcheck.analysis.bases import base_param, module_base, narrowing_base, split_base
+from kernelcheck.analysis.describe import byte_range_text, merged_conditions
+from kernelcheck.analysis.induction import linear
+from kernelcheck.analysis.lower import (
+    ProgramBuilder,
+    affine_form,
+    apply_guards,
+    guard_literals,
+    residue_bits,
+)
 from kernelcheck.analysis.semantics import is_memory_value
 from kernelcheck.analysis.smt import prove_never_overlap, prove_same_address
 from kernelcheck.analysis.symbolic import SymbolicAccess, symbolic_kernel
@@ -56,12 +65,15 @@ from kernelcheck.analysis.terms import (
     Wrap,
     contains,
     forget_equalities,
+    is_launch_constant,
     render,
 )
-from kernelcheck.ir.nodes import Function, Module
+from kernelcheck.errors import UnsupportedFeature
+from kernelcheck.ir.nodes import Function, Instruction, Module
 from kernelcheck.launch.check import (
     ATOMIC_BAD,
     ATOMIC_OK,
+    IN_MODULE,
     MAX_ATOMS,
     READ,
     WRITE,
@@ -75,6 +87,9 @@ __all__ = ["MemoryAccess", "KernelSummary", "analyze_kernel", "analyze_module", 
 _BAD_ATOMICS = {"add", "sub", "inc", "dec", "cas", "xor", "unknown"}
 _OK_ATOMICS = {"max", "min", "and", "or"}
 _SAME_ADDRESS_QUERIES = 4  # Z3 queries per kernel for the never class
+#: Spaces of recorded reads whose bytes are unknown (kernelcheck.analysis.symbolic).
+_OPAQUE_SPACES = ("texture", "surface", "tensor", "matrix")
+_MAX_GUARDS = 6  # path-guard comparisons per access kept for the launch check
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,8 +140,13 @@ class KernelSummary:
                 "launch_check": self.launch_check.to_json()}
 
 
-def atomic_rule(access: SymbolicAccess) -> tuple[bool, str]:
-    """``(idempotent_in_effect, rule)`` for a global atomic (see the module documentation)."""
+def atomic_rule(access: SymbolicAccess, loads=None) -> tuple[bool, str]:
+    """``(idempotent_in_effect, rule)`` for a global atomic (see the module documentation).
+
+    ``loads`` maps the opaque value of each load to the address it reads
+    (:attr:`~kernelcheck.analysis.symbolic.SymbolicKernel.loads`); without it an ``exch``
+    of a loaded value is never idempotent in effect.
+    """
     op = access.atomic_op or "unknown"
     if access.result_used:
         return False, f"atom.{op} whose returned old value is used: not idempotent in effect"
@@ -138,8 +158,10 @@ def atomic_rule(access: SymbolicAccess) -> tuple[bool, str]:
         values = access.value if isinstance(access.value, tuple) else (access.value,)
         if any(v is None for v in values):
             return False, "atomic exch of an unknown value: counted as non-idempotent"
-        if any(is_memory_value(v) for v in values):
-            return False, "atomic exch of a value that depends on memory: non-idempotent"
+        if any(not _launch_invariant_load(v, loads or {}) for v in values
+               if is_memory_value(v)):
+            return False, ("atomic exch of a value loaded from an address that differs "
+                           "between threads: non-idempotent")
         if any(contains(v, _varies_between_threads_or_runs) for v in values):
             return False, ("atomic exch of a value that differs between threads or runs: "
                            "counted as non-idempotent")
@@ -147,8 +169,24 @@ def atomic_rule(access: SymbolicAccess) -> tuple[bool, str]:
     return False, f"atomic {op}: not modelled, counted as non-idempotent"
 
 
+def _launch_invariant_load(value: Term, loads: dict) -> bool:
+    """Whether every value loaded from memory in ``value`` was loaded by a load whose address
+    is a launch constant.
+
+    Soundness (the definition of an idempotent instance): such a load reads the same bytes
+    in every thread and every run. The load is a read of the instance, paired with every
+    write it makes (the ``exch`` included); if none of them may touch those bytes, they keep
+    their value in every run from any partly executed state, so every thread, and every
+    re-execution, exchanges the same value (``atomicExch(flag, *src)``). If one may, the
+    pair already decides the instance.
+    """
+    return not contains(value, lambda t: type(t) is Opaque and t.memory and not (
+        t in loads and is_launch_constant(loads[t])))
+
+
 def _varies_between_threads_or_runs(term: Term) -> bool:
-    return type(term) is Opaque or (type(term) is Special and term.name in THREAD_VARS)
+    return (type(term) is Opaque and not term.memory) or (
+        type(term) is Special and term.name in THREAD_VARS)
 
 
 def _commuting_atomics(a: SymbolicAccess, b: SymbolicAccess) -> bool:
@@ -161,11 +199,8 @@ def _commuting_atomics(a: SymbolicAccess, b: SymbolicAccess) -> bool:
 
 @lru_cache(maxsize=8192)
 def _base(address: Term) -> Param | None:
-    """The pointer parameter an address is based on (a 64-bit Param summand)."""
-    inner = address.arg if type(address) is Wrap else address
-    parts = inner.args if type(inner) is Add else (inner,)
-    found = [p for p in parts if type(p) is Param and p.size == 8]
-    return found[0] if len(found) == 1 else None
+    """The pointer parameter an address is named after (:func:`base_param`)."""
+    return base_param(address)
 
 
 def _residue(t) -> tuple[int, int]:
@@ -230,17 +265,51 @@ def _based_residue(address: Term, base: Param) -> tuple[int, int]:
 
 
 def _strip_base(address: Term, base: Param) -> Term:
-    inner = address.arg if type(address) is Wrap else address
-    parts = list(inner.args) if type(inner) is Add else [inner]
-    parts.remove(base)
-    from kernelcheck.analysis.terms import add
-    return add(*parts)
+    split = split_base(address)
+    assert split is not None and split[0] == base  # base is _base(address)
+    return split[1]
 
 
-def _where(a: SymbolicAccess) -> str:
-    line = f", line {a.instr.loc.line}" if a.instr.loc is not None else ""
+def _launch_literals(a: SymbolicAccess, guarded: Term) -> list:
+    """The path-guard comparisons of ``a`` kept for the launch check: those that bound no
+    part of its address (the others already narrow the address range, where an empty range
+    says the access cannot run), at most :data:`_MAX_GUARDS`.
+
+    Soundness: every literal of the path guard holds whenever the access runs (it is a
+    condition of every path to it), so an instance for which the evaluator finds a literal
+    false for every value its operands may take cannot run the access. ``if (flag)`` with
+    ``flag == 0`` at launch, or ``if (i < n)`` with ``n == 0`` before an atomic that does
+    not index by ``i``, decide so.
+    """
+    out = []
+    for lit in guard_literals(a.guard):
+        if type(lit.a) is Const and type(lit.b) is Const:
+            continue
+        if contains(guarded, lambda t, lit=lit: t == lit.a or t == lit.b):
+            continue
+        if lit not in out:
+            out.append(lit)
+        if len(out) == _MAX_GUARDS:
+            break
+    return out
+
+
+def _site(a: SymbolicAccess, locate: Callable[[Instruction], tuple[str, str, str]] | None = None
+          ) -> tuple[str, str, str]:
+    """Where an access is, as ``(opcode, instruction, rest)``: ``("st.global.f32", "#20",
+    ", line 14")`` for PTX, or what ``locate`` gives (the SASS analysis names the SASS offset:
+    ``("STG.E", "/*0120*/", ", line 14")``)."""
     via = f" (inlined from {a.function})" if a.call_path else ""
-    return f"{a.instr.full_opcode} #{a.instr.index}{line}{via}"
+    if locate is not None:
+        opcode, ident, rest = locate(a.instr)
+        return opcode, ident, rest + via
+    line = f", line {a.instr.loc.line}" if a.instr.loc is not None else ""
+    return a.instr.full_opcode, f"#{a.instr.index}", line + via
+
+
+def _where(a: SymbolicAccess, locate=None) -> str:
+    opcode, ident, rest = _site(a, locate)
+    return f"{opcode} {ident}{rest}"
 
 
 def _self_clobber(reads, writes, guarded_by, assumed=frozenset()) -> tuple[tuple, float]:
@@ -256,24 +325,54 @@ def _self_clobber(reads, writes, guarded_by, assumed=frozenset()) -> tuple[tuple
     candidates = []
     for w in writes:
         for r in reads:
-            if (r.width == w.width and r.call_path == w.call_path
+            if (r.call_path == w.call_path
                     and r.function == w.function and r.instr.index < w.instr.index
                     and set(r.guard) - assumed == set(w.guard) - assumed):
-                if r.address == w.address:
+                if r.address == w.address and r.width == w.width:
+                    return (r, w), 0.0
+                if _constant_overlap(r, w):
                     return (r, w), 0.0
                 if _base(r.address) is not None and _base(r.address) == _base(w.address):
                     candidates.append((r, w))
     seconds = 0.0
     for r, w in candidates[:_SAME_ADDRESS_QUERIES]:
-        result = prove_same_address(guarded_by[id(r)], guarded_by[id(w)])
+        # The same bytes, or (widths differing) bytes of the read that the write covers.
+        result = prove_same_address(guarded_by[id(r)], guarded_by[id(w)],
+                                    lo=-(w.width - 1) if r.width != w.width else 0,
+                                    hi=r.width - 1 if r.width != w.width else 0)
         seconds += result.seconds
         if result.proved:
             return (r, w), seconds
     return None, seconds
 
 
-def analyze_kernel(module: Module, function: Function) -> KernelSummary:
+def _constant_overlap(r: SymbolicAccess, w: SymbolicAccess) -> bool:
+    """Whether the write's address is the read's plus a constant ``c`` with the two byte
+    ranges sharing a byte (``-w.width < c < r.width``): a word read as a vector and one of
+    its elements written back, the same thread's bytes whatever the arguments. Both
+    addresses are 64-bit unsigned wraps of terms that differ by ``c`` exactly (their
+    linear forms differ by a constant only), so the two addresses differ by ``c`` unless
+    one of them wraps past ``2**64``, which no access of an allocation does."""
+    a = r.address.arg if type(r.address) is Wrap else r.address
+    b = w.address.arg if type(w.address) is Wrap else w.address
+    diff = linear(b)
+    for m, k in linear(a).items():
+        diff[m] = diff.get(m, 0) - k
+    diff = {m: k for m, k in diff.items() if k}
+    if any(type(m) is not Const for m in diff):
+        return False
+    c = diff.get(Const(1), 0)
+    return -w.width < c < r.width
+
+
+def analyze_kernel(module: Module, function: Function,
+                   locate: Callable[[Instruction], tuple[str, str, str]] | None = None
+                   ) -> KernelSummary:
     """Analyze one kernel: its class, the reasons, its accesses and its LaunchCheck.
+
+    ``locate`` says where an instruction is in the reasons and LaunchCheck labels, as
+    ``(opcode, instruction, rest)`` (default: the PTX opcode, ``#index`` and ``, line N``);
+    it changes words, never a verdict.
 
     Examples
     --------
@@ -286,13 +385,23 @@ def analyze_kernel(module: Module, function: Function) -> KernelSummary:
     'always'
     """
     start = time.perf_counter()
+
+    def where(a: SymbolicAccess) -> str:
+        return _where(a, locate)
+
     # The caches hold terms of one kernel: equal terms of another kernel are other objects,
     # and comparing two large shared-subterm graphs node by node is what the caches save.
     _base.cache_clear()
     _based_residue.cache_clear()
     forget_equalities()
-    sym = symbolic_kernel(module, function)
     params = tuple((p.name, p.offset, p.size) for p in function.params)
+    try:
+        sym = symbolic_kernel(module, function)
+    except UnsupportedFeature as error:
+        # Something of this one kernel the front end cannot represent (an indirect branch
+        # without its target list): this kernel is not proven, the others are analysed.
+        summary = unanalysed_summary(function, str(error))
+        return replace(summary, seconds=time.perf_counter() - start)
     if sym.unmodelled:
         check = LaunchCheck(function.name, function.param_size, (), (), (),
                             "; ".join(sym.unmodelled))
@@ -303,16 +412,17 @@ def analyze_kernel(module: Module, function: Function) -> KernelSummary:
     reasons: list[str] = []
     bad_atomics = []
     access_rules: dict[int, str] = {}
+    loads = dict(sym.loads)
     for a in sym.accesses:
         if a.kind != "atomic":
             continue
-        ok, rule = atomic_rule(a)
+        ok, rule = atomic_rule(a, loads)
         access_rules[id(a)] = rule
         if ok:
             writes.append(a)
         else:
             bad_atomics.append(a)
-            reasons.append(f"{rule} on {_describe_base(a)} at {_where(a)}")
+            reasons.append(f"{rule} on {_describe_base(a)} at {where(a)}")
     unknown_writes = [w for w in writes if _base(w.address) is None and contains(
         w.address, lambda t: type(t) is Opaque)]
     builder = ProgramBuilder()
@@ -326,8 +436,13 @@ def analyze_kernel(module: Module, function: Function) -> KernelSummary:
         guarded = apply_guards(a.address, a.guard, guard_cache)
         guarded_of.append(guarded)
         addr_slot = builder.slot(guarded)
-        base = _base(a.address)
-        indirect = contains(guarded, lambda t: type(t) is Opaque)
+        # Only a base the in-bounds assumption can be tied to may bound the access by its
+        # allocation at launch (kernelcheck.analysis.bases); the record names no base
+        # otherwise, so an opaque offset leaves the bytes unknown.
+        base = narrowing_base(a.address)
+        indirect = int(contains(guarded, lambda t: type(t) is Opaque))
+        if module_base(a.address) is not None:
+            indirect = IN_MODULE
         const_slot, atoms = -1, ()
         form = affine_form(guarded)
         # The binary LaunchCheck holds at most four (coefficient, atom) pairs per access; a
@@ -335,13 +450,18 @@ def analyze_kernel(module: Module, function: Function) -> KernelSummary:
         # never less sound), the same in every evaluator.
         if form is not None and len(form[1]) > MAX_ATOMS:
             form = None
-        if form is not None and not indirect:
+        bits = 0
+        if form is not None:
+            # Indirect accesses keep their form for the residue test only (the lattice test
+            # needs exact ranges, which their opaque atoms do not have).
             const_slot = builder.slot(form[0])
             atoms = tuple((builder.slot(c), builder.slot(t)) for c, t in form[1])
+            bits = residue_bits(guarded)
         index_of[id(a)] = len(records)
         records.append(AccessRecord(kind, a.width, addr_slot, base.offset if base else -1,
                                     base.size if base else 0, indirect, const_slot, atoms,
-                                    f"{a.kind} of {_describe_base(a)} ({_where(a)})"))
+                                    f"{a.kind} of {_describe_base(a)} ({where(a)})",
+                                    builder.guard(_launch_literals(a, guarded)), bits))
     pairs = []
     z3_seconds = 0.0
     smt_proved = 0
@@ -369,7 +489,9 @@ def analyze_kernel(module: Module, function: Function) -> KernelSummary:
                                          guarded_by, sym.assumed)
         z3_seconds += seconds
     conditions: list[str] = []
-    opaque_reads = [r for r in reads if r.space in ("texture", "surface")] if writes else []
+    # Reads whose bytes are not modelled: texture and surface fetches, tensor-map (TMA) and
+    # unknown-size bulk copies, wmma matrix loads.
+    opaque_reads = [r for r in reads if r.space in _OPAQUE_SPACES] if writes else []
     # A non-idempotent atomic or a proven same-thread clobber decides "never" whatever
     # else the kernel writes: more writes cannot make an instance idempotent again.
     if bad_atomics:
@@ -377,13 +499,13 @@ def analyze_kernel(module: Module, function: Function) -> KernelSummary:
     elif clobber is not None:
         kernel_class = "never"
         r, w = clobber
-        reasons.append(f"{_describe_base(w)}[...] is read ({_where(r)}) and then written "
-                       f"({_where(w)}) at the same address by the same thread")
+        reasons.append(f"{_describe_base(w)}[...] is read ({where(r)}) and then written "
+                       f"({where(w)}) at the same address by the same thread")
     elif unknown_writes or opaque_reads:
         kernel_class = "not_proven"
-        reasons.extend(f"write at an unknown address: {_where(w)}" for w in unknown_writes)
-        reasons.extend(f"{r.space} read at {_where(r)} may read bytes the kernel writes "
-                       f"(texture and surface memory is not modelled)" for r in opaque_reads)
+        reasons.extend(f"write at an unknown address: {where(w)}" for w in unknown_writes)
+        reasons.extend(f"{r.space} read at {where(r)} may read bytes the kernel writes "
+                       f"(the bytes it reads are not modelled)" for r in opaque_reads)
     elif not pairs:
         kernel_class = "always"
         if not writes:
@@ -399,19 +521,10 @@ def analyze_kernel(module: Module, function: Function) -> KernelSummary:
     ranges = {id(a): byte_range_text(g, a.width) for a, g in zip(sym.accesses, guarded_of,
                                                                  strict=True)}
     by_record = {index_of[id(a)]: a for a in sym.accesses}
-    stated: set[str] = set()
-    for w_index, r_index in pairs:
-        w, r = by_record[w_index], by_record[r_index]
-        wr, rr = ranges[id(w)], ranges[id(r)]
-        if wr is not None and rr is not None:
-            text = (f"not idempotent when {wr} (written by {_where(w)}) overlaps {rr} "
-                    f"(read by {_where(r)})")
-        else:
-            text = (f"not idempotent when the bytes written by {records[w_index].label} "
-                    f"overlap the bytes read by {records[r_index].label}")
-        if text not in stated:
-            stated.add(text)
-            conditions.append(text)
+    conditions = merged_conditions(
+        [(by_record[w], by_record[r]) for w, r in pairs],
+        base=_describe_base, byte_range=lambda a: ranges[id(a)],
+        site=lambda a: _site(a, locate))
     if kernel_class == "conditional":
         reasons.extend(conditions)
     names: dict = {}
@@ -423,11 +536,23 @@ def analyze_kernel(module: Module, function: Function) -> KernelSummary:
         _base(a.address).name if _base(a.address) else None, access_rules.get(id(a), ""),
         ranges[id(a)], a.function, a.call_path, a.space)
         for a in sym.accesses)
+    reasons, conditions = _readable(function.name, reasons), _readable(function.name,
+                                                                      conditions)
     check = LaunchCheck(function.name, function.param_size, tuple(builder.records),
                         tuple(records), tuple(pairs),
                         "; ".join(reasons) if kernel_class == "not_proven" else "")
     return KernelSummary(function.name, kernel_class, tuple(reasons), accesses, check,
                          tuple(conditions), time.perf_counter() - start, z3_seconds, params)
+
+
+def _readable(kernel: str, texts: list[str]) -> list[str]:
+    """Reasons with a C++ kernel's PTX parameter names shortened: nvcc names them after the
+    mangled kernel (``_Z5axpbyIfEvPT_PKS0_S3_S0_S0_i_param_0``), which a reader cannot
+    read; ``param_0`` names the same parameter (as in SASS, and ``p0`` in ``--instance``)."""
+    if not kernel.startswith("_Z"):
+        return texts
+    prefix = f"{kernel}_param_"
+    return [t.replace(prefix, "param_") for t in texts]
 
 
 def unanalysed_summary(function: Function, reason: str) -> KernelSummary:

@@ -32,6 +32,8 @@ from functools import lru_cache
 import networkx as nx
 
 from kernelcheck.analysis import semantics
+from kernelcheck.analysis.effects import CONTROL, PRIVATE, UNMODELLED, effect_of
+from kernelcheck.analysis.induction import derived_value
 from kernelcheck.analysis.lower import apply_guards
 from kernelcheck.analysis.provenance import window_pointer
 from kernelcheck.analysis.stack import (
@@ -48,6 +50,7 @@ from kernelcheck.analysis.terms import (
     Add,
     Cmp,
     Const,
+    Global,
     Iter,
     Join,
     LoopVar,
@@ -56,14 +59,17 @@ from kernelcheck.analysis.terms import (
     PConst,
     POpaque,
     Pred,
+    Shr,
     Special,
     Term,
     TripMax,
     Wrap,
     add,
     contains,
+    mul,
     neg,
     pred_not,
+    rejoin_words,
     substitute,
     wrap,
 )
@@ -95,24 +101,6 @@ __all__ = ["SymbolicAccess", "SymbolicKernel", "symbolic_kernel"]
 
 _THREAD_SPECIALS = {"%tid", "%ntid", "%ctaid", "%nctaid"}
 _MAX_CALL_DEPTH = MAX_CALL_DEPTH
-# Opcodes that write memory in ways the analysis does not model (surface stores and
-# reductions, bulk and tensor copies, async stores, cluster and tensor-memory operations).
-_UNMODELLED_WRITERS = {"sust", "sured", "tensormap", "tcgen05", "multimem", "mapa",
-                       "getctarank", "cp.reduce", "st.async", "st.bulk", "red.async", "wgmma",
-                       "stackrestore", "alloca"}
-# Opcodes with no memory effect and no register value the analysis needs.
-_NO_EFFECT = {"bar", "barrier", "membar", "fence", "ret", "exit", "bra", "brx", "prefetch",
-              "prefetchu", "nanosleep", "pmevent", "trap", "griddepcontrol", "elect",
-              "setmaxnreg", "discard", "applypriority", "createpolicy", "brkpt", "vote",
-              "activemask", "match", "redux", "bfind", "popc", "clz", "brev", "bfe", "bfi",
-              "prmt", "shf", "mul24", "mad24", "sad", "abs", "testp", "copysign", "rcp", "sqrt",
-              "rsqrt", "sin", "cos", "lg2", "ex2", "tanh", "fma", "shfl", "dp4a", "dp2a",
-              "set", "slct", "mma", "cvt", "cvta", "mov", "selp", "add", "sub", "mul", "mad",
-              "div", "rem", "neg", "not", "and", "or", "xor", "shl", "shr", "min", "max",
-              "setp", "ld", "ldu", "st", "atom", "red", "call", "cp", "wmma", "ldmatrix",
-              "stmatrix", "isspacep", "istypep", "szext", "cnot", "lop3", "fns", "bmsk",
-              "movmatrix", "mbarrier", "cp.async", "suq", "txq", "tex", "tld4", "suld",
-              "clusterlaunchcontrol", "alloca", "stacksave"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +137,9 @@ class SymbolicKernel:
     #: Guard literals that hold in every run that completes: the conditions of branches
     #: whose other side only reaches ``call __assertfail`` (which aborts the launch).
     assumed: frozenset = frozenset()
+    #: ``(value, address)`` of every load of global, generic or constant memory: the opaque
+    #: value it defines and the address term it reads (the rule for ``atom.exch``).
+    loads: tuple = ()
 
 
 class _State:
@@ -227,6 +218,10 @@ class _Walker:
         self.last_pending: dict[tuple[str, int], list[int]] = {}
         self.local_syms = local_symbols(function)
         self.loop_writes_local: dict[int, bool] = {}
+        #: Tag suffix of opaque values defined in this (inlined) body.
+        self.suffix = "/" + ".".join(map(str, call_path)) if call_path else ""
+        self.reads = 0
+        self.loads: list[tuple[Term, Term]] = []
 
     # ------------------------------------------------------------------ driver
     def run(self) -> None:
@@ -272,7 +267,7 @@ class _Walker:
 
     def _walk(self, cfg, order, back, loops, loop_defs, block_of, demoted):
         """One pass over the blocks in reverse post-order: ``(out states, assumed windows)``."""
-        self.accesses, self.unmodelled = [], []
+        self.accesses, self.unmodelled, self.loads = [], [], []
         self.returns, self.last_returns, self.callparams = {}, {}, {}
         self.pending, self.last_pending = [], {}
         out: dict = {}
@@ -354,23 +349,44 @@ class _Walker:
         return pred_not(p) if instr.guard.negated else p
 
     # ------------------------------------------------------------------ operands
+    def _fresh(self, tag: str, bits: int = 64, memory: bool = False) -> Opaque:
+        """An opaque value of one definition: equal terms must mean equal values (the
+        lattice forms, Z3 and the induction identities all rely on it), so the tag names the
+        defining instruction and the inlined call path, and reads of non-deterministic
+        registers (``%clock``) get a tag of their own each."""
+        return Opaque(tag + self.suffix, bits, memory)
+
     def _value(self, operand, state: _State, bits: int = 64):
         kind = type(operand)
         if kind is Register:
             if operand.name in state.preds:
                 return state.preds[operand.name]
-            return state.regs.get(operand.name, Opaque(f"undef:{operand.name}", bits))
+            return state.regs.get(operand.name, self._fresh(f"undef:{operand.name}", bits))
         if kind is Immediate:
-            return Const(operand.value) if operand.kind == "int" else Opaque("float", bits)
+            if operand.kind == "int" or (operand.kind in ("f32", "f64") and isinstance(
+                    operand.value, int)):
+                # An exact float form gives the register that bit pattern.
+                return Const(operand.value)
+            return Opaque(f"float:{operand.value!r}", bits)
         if kind is SpecialRegister:
             if operand.base in _THREAD_SPECIALS or operand.name == "%laneid":
                 return Special(operand.name)
-            return Opaque(operand.name, 32)
+            self.reads += 1  # clocks and the like: every read a value of its own
+            return self._fresh(f"{operand.name}#{self.reads}", 32)
         if kind is NegatedPredicate:
             return pred_not(state.preds.get(operand.register.name, POpaque("p")))
         if kind is Symbol:
-            return Opaque(f"&{operand.name}", 64)
-        return Opaque("operand", bits)
+            return Global(operand.name) if self._global_variable(operand.name) else Opaque(
+                f"&{operand.name}", 64)
+        self.reads += 1
+        return self._fresh(f"operand#{self.reads}", bits)
+
+    def _global_variable(self, name: str) -> bool:
+        """Whether ``name`` is a module-scope ``.global`` variable (not one of this
+        function's own declarations, which may shadow it)."""
+        if any(v.name == name for v in self.function.local_variables):
+            return False
+        return any(v.name == name and v.space == "global" for v in self.module.variables)
 
     def _address(self, operand: Address, state: _State) -> Term | None:
         base = operand.base
@@ -379,37 +395,69 @@ class _Walker:
             if value is None:
                 return None
             return add(value, Const(operand.offset))
+        if type(base) is Symbol and self._global_variable(base.name):
+            return add(Global(base.name), Const(operand.offset))
         return None
 
     # ------------------------------------------------------------------ instructions
     def _step(self, instr: Instruction, state: _State) -> None:
         op = instr.opcode
-        if not instr.known:
+        effect = effect_of(instr) if instr.known else None
+        if effect is None:
             self.unmodelled.append(f"unknown instruction {_where(self.function, instr)}")
             return
-        full = instr.full_opcode
-        if op in _UNMODELLED_WRITERS or any(full.startswith(w) for w in _UNMODELLED_WRITERS
-                                            if "." in w):
+        mods = instr.modifiers
+        if effect == UNMODELLED:
             self.unmodelled.append(f"unmodelled instruction {_where(self.function, instr)}")
             return
-        if op not in _NO_EFFECT:
-            self.unmodelled.append(f"unmodelled instruction {_where(self.function, instr)}")
+        if op == "multimem":
+            # A multimem address is a multicast object's: the bytes it reaches also have
+            # unicast global addresses (ISA 9.7.9.16), so address terms cannot tell overlap.
+            self.unmodelled.append(f"multimem access (multicast addresses alias global "
+                                   f"memory) {_where(self.function, instr)}")
+            return
+        if op in ("st", "red") and "async" in mods:
+            # st.async / red.async write the shared memory of another CTA of the cluster
+            # (ISA 9.7.9.12, 9.7.13.7), as st.shared::cluster does.
+            self.unmodelled.append(
+                f"distributed shared memory access {_where(self.function, instr)}")
             return
         if op == "call":
             self._call(instr, state)
+            return
+        if op == "st" and "bulk" in mods:
+            # st.bulk (ISA 9.7.9.11) initialises shared::cta memory only.
+            effect = PRIVATE
+        if effect == PRIVATE:
+            # Shared memory, tensor memory or mbarrier objects only (kernelcheck.analysis.
+            # effects): no global access; what it defines came from memory.
+            self._clobber_defs(instr, state, memory=True)
+            return
+        if op == "tensormap":
+            self._tensormap(instr, state)
             return
         spaces = memory_spaces(instr)
         if spaces:
             self._memory(instr, state, spaces)
             return
-        if op in ("bar", "barrier"):
-            # bar.red / barrier.red write a reduction over the CTA (ISA §9.7.13.1): a value
-            # of other threads, opaque here; the other forms define nothing.
-            self._clobber_defs(instr, state, memory=False)
-            return
-        if op in ("bra", "brx", "ret", "exit", "membar", "fence", "trap"):
+        if effect == CONTROL:
+            if op in ("bar", "barrier"):
+                # bar.red / barrier.red write a reduction over the CTA (ISA §9.7.13.1): a
+                # value of other threads, opaque here; the other forms define nothing.
+                self._clobber_defs(instr, state, memory=False)
             return
         self._define(instr, state)
+
+    def _tensormap(self, instr: Instruction, state: _State) -> None:
+        """tensormap.replace (ISA 9.7.9.27) rewrites the 128-byte tensor map at ``[addr]`` in
+        .global or .shared::cta memory (generic when neither is named);
+        tensormap.cp_fenceproxy copies one from shared memory to ``[dst]`` in global memory."""
+        mods = instr.modifiers
+        if "replace" in mods and "shared::cta" in mods or not instr.operands:
+            return
+        space = "global" if "global" in mods else "generic"
+        self._record(instr, state, "write", space, instr.operands[0], 128,
+                     Opaque(f"tensormap@{instr.index}", 64))
 
     def _define(self, instr: Instruction, state: _State) -> None:
         targets = defs(instr)
@@ -442,17 +490,25 @@ class _Walker:
         value = None
         if len(targets) == 1 and all(isinstance(s, Term | Pred) for s in srcs):
             value = semantics.evaluate_instruction(instr, srcs)
+            if instr.opcode == "add" and type(value) is Add:
+                value = rejoin_words(value)
             if instr.opcode == "selp" and type(value) is Join and len(srcs) == 3 and \
                     isinstance(srcs[2], Pred):
                 bits = semantics._bits(semantics.instruction_type(instr))
-                value = Join((_with_fact(srcs[0], srcs[2], bits),
-                              _with_fact(srcs[1], pred_not(srcs[2]), bits)))
-        for name in targets:
+                value = Join((_gated(_with_fact(srcs[0], srcs[2], bits), srcs[2]),
+                              _gated(_with_fact(srcs[1], pred_not(srcs[2]), bits),
+                                     pred_not(srcs[2]))))
+        for k, name in enumerate(targets):
             if types.get(name) == "pred":
                 self._assign_pred(instr, state, name, POpaque(f"{instr.opcode}@{instr.index}"))
                 continue
-            term = value if value is not None else semantics._opaque(
-                instr, srcs, semantics._bits(semantics.instruction_type(instr)))
+            term = value
+            if term is None:
+                made = semantics._opaque(instr, srcs,
+                                         semantics._bits(semantics.instruction_type(instr)))
+                # One opaque value per destination: the halves of an unpacked register
+                # are different values.
+                term = self._fresh(made.tag + (f".{k}" if k else ""), made.bits, made.memory)
             window = len(targets) == 1 and window_pointer(instr, state.shared, srcs)
             self._assign(instr, state, name, term, window)
         if len(targets) == 1:
@@ -466,11 +522,14 @@ class _Walker:
         here, so a register never keeps a window property its new value lacks."""
         if instr.guard is not None:
             # The guarded write may not happen: the old value (if any) stays possible, and
-            # the window property must hold for both.
+            # the window property must hold for both. Each is possible only where its
+            # side of a launch-constant guard holds (GATE).
             window = window and name in state.shared
             old = state.regs.get(name)
             if old is not None and not (_from_undefined(old) and not _from_undefined(term)):
-                term = _join([old, term]) if old != term else term
+                p = self._guard_pred(instr, state)
+                kept, new = _gated(old, pred_not(p)), _gated(term, p)
+                term = _join([kept, new]) if kept != new else new
         state.regs[name] = term
         state.frames.pop(name, None)  # re-established by _define for depot addresses
         if window:
@@ -509,22 +568,30 @@ class _Walker:
                 else:
                     self.callparams.setdefault(address.base.name, {})[address.offset] = value
             return
-        if op in ("wmma", "ldmatrix", "stmatrix", "mbarrier") or (
-                op == "cp" and ("bulk" in mods or "tensor" in mods)):
-            if any(s in ("global", "generic") for s in spaces) and op != "ldmatrix" and (
-                    op != "mbarrier"):
-                self.unmodelled.append(
-                    f"unmodelled memory instruction {_where(self.function, instr)}")
+        if op == "wmma":
+            # wmma.load/store (ISA 9.7.14.4): rows of a matrix at a stride, bytes not
+            # modelled. A load from global memory reads bytes the kernel may write; a store
+            # there writes at addresses the analysis does not follow.
+            if any(s in ("global", "generic") for s in spaces):
+                if "store" in mods:
+                    self.unmodelled.append(
+                        f"matrix store to global memory {_where(self.function, instr)}")
+                    return
+                self._record(instr, state, "read", "matrix", None, 0, None)
             self._clobber_defs(instr, state)
+            return
+        if op == "cp":
+            self._copy(instr, state, spaces)
             return
         if "shared::cluster" in mods:
             self.unmodelled.append(
                 f"distributed shared memory access {_where(self.function, instr)}")
             return
-        if op == "cp":  # cp.async.{ca,cg}.shared.global [dst], [src], size
-            if len(spaces) > 1 and spaces[1] in ("global", "generic"):
-                src = instr.operands[1]
-                self._record(instr, state, "read", spaces[1], src, access_width(instr), None)
+        if op == "discard" and spaces[0] in ("global", "generic") and instr.operands:
+            # discard.global.L2 [a], 128 (ISA 9.7.9.13): the 128 bytes at a become undefined,
+            # as if written with an unknown value.
+            self._record(instr, state, "write", spaces[0], instr.operands[0], 128,
+                         Opaque(f"discard@{instr.index}", 64))
             return
         if op in ("prefetch", "prefetchu", "discard", "applypriority"):
             return
@@ -537,9 +604,13 @@ class _Walker:
             return
         if op in ("ld", "ldu"):
             target = instr.operands[1] if len(instr.operands) > 1 else None
+            where = self._address(target, state) if type(target) is Address else None
             if space in ("global", "generic") and type(target) is Address:
                 self._record(instr, state, "read", space, target, access_width(instr), None)
             self._clobber_defs(instr, state, memory=True)
+            if where is not None and space in ("global", "generic", "const"):
+                self.loads.extend((state.regs[name], where) for name in defs(instr)
+                                  if name in state.regs)
             forwarded = forwarded_value(state.stack, slot_of_address(
                 target, space, state.frames, self.local_syms), instr)
             if forwarded is not None:
@@ -576,13 +647,62 @@ class _Walker:
             return
         self._clobber_defs(instr, state, memory=True)
 
+    def _copy(self, instr: Instruction, state: _State, spaces) -> None:
+        """The copies ``cp.*`` (ISA 9.7.9.25): destination space first, source second.
+
+        ``cp.async.{ca,cg}`` reads ``cp-size`` bytes of global memory (fewer with
+        ``src-size``: the recorded read covers them); ``cp.async.bulk`` reads or writes
+        ``size`` bytes (an immediate, else the extent is unknown); the ``.tensor`` forms
+        reach global memory at addresses the tensor map holds: a load is a read of unknown
+        bytes, a store a write the analysis does not follow; ``cp.reduce.async.bulk`` into
+        global memory is a reduction it does not follow. Shared destinations (also
+        ``.shared::cluster``, where bulk loads land) are private to the execution.
+        """
+        mods = instr.modifiers
+        ops = instr.operands
+        dst = spaces[0]
+        src = spaces[1] if len(spaces) > 1 else None
+        where = _where(self.function, instr)
+        if "prefetch" in mods:
+            return  # cp.async.bulk.prefetch{.tensor}: a cache hint, no data moved
+        if "reduce" in mods:
+            if dst in ("global", "generic"):
+                self.unmodelled.append(f"bulk reduction into global memory {where}")
+            return
+        if "tensor" in mods:
+            if dst in ("global", "generic"):
+                self.unmodelled.append(f"bulk tensor store to global memory {where}")
+            elif src in ("global", "generic"):
+                self._record(instr, state, "read", "tensor", None, 0, None)
+            return
+        if src is None or len(ops) < 3:
+            return  # cp.async.bulk.prefetch, cp.async.mbarrier.arrive: no data moved
+        if "bulk" in mods:
+            size = ops[2]
+            width = size.value if type(size) is Immediate and isinstance(
+                size.value, int) and size.value > 0 else None
+        else:
+            width = access_width(instr)
+        if dst in ("global", "generic"):
+            if width is None:
+                self.unmodelled.append(f"bulk copy to global memory of unknown size {where}")
+                return
+            self._record(instr, state, "write", dst, ops[0], width,
+                         Opaque(f"copy@{instr.index}", 64, True))
+        if src in ("global", "generic"):
+            if width is None:
+                self._record(instr, state, "read", "tensor", None, 0, None)
+            else:
+                self._record(instr, state, "read", src, ops[1], width, None)
+
     def _clobber_defs(self, instr, state: _State, memory: bool = True) -> None:
         for name in defs(instr):
             if self.function.register_types.get(name) == "pred":
                 state.preds[name] = POpaque(f"{instr.opcode}@{instr.index}")
             else:
-                self._assign(instr, state, name, Opaque(
-                    f"{instr.opcode}@{instr.index}", 64, memory))
+                k = defs(instr).index(name)
+                self._assign(instr, state, name, self._fresh(
+                    f"{instr.opcode}@{instr.index}" + (f".{k}" if k else ""), 64, memory))
 
     def _returned_atomics(self, indices, name: str) -> None:
         """The old values of the atomics ``indices`` were loaded into ``name`` after a call:
@@ -605,7 +725,7 @@ class _Walker:
             e.name for e in getattr(target, "elements", ()) if type(e) is Register]
         if type(address) is not Address or type(address.base) is not Symbol:
             for name in names:
-                self._assign(instr, state, name, Opaque(f"ld.param@{instr.index}", 64))
+                self._assign(instr, state, name, self._fresh(f"ld.param@{instr.index}"))
             return
         symbol = address.base.name
         for k, name in enumerate(names):
@@ -622,7 +742,7 @@ class _Walker:
                 values = self.last_returns[(symbol, offset)]
                 term = values[0] if len(set(values)) == 1 else Join(tuple(values))
             if term is None:
-                term = Opaque(f"ld.param@{instr.index}", width * 8)
+                term = self._fresh(f"ld.param@{instr.index}.{k}", width * 8)
             self._assign(instr, state, name, term)
 
     def _record(self, instr, state: _State, kind, space, operand, width, value,
@@ -643,7 +763,7 @@ class _Walker:
             return
         address = self._address(operand, state) if type(operand) is Address else None
         if address is None:
-            address = Opaque(f"address@{instr.index}", 64)
+            address = self._fresh(f"address@{instr.index}")
         guard = state.guard
         if instr.guard is not None:
             guard = guard + (self._guard_pred(instr, state),)
@@ -702,6 +822,7 @@ class _Walker:
         inner.chain = self.chain + (callee.name,)
         inner.run()
         self.assumed |= inner.assumed
+        self.loads.extend(inner.loads)
         first = len(self.accesses)
         self.accesses.extend(inner.accesses)
         self.unmodelled.extend(inner.unmodelled)
@@ -730,17 +851,33 @@ class _Walker:
             if any(latch not in out for latch in latches) or header not in out:
                 continue
             key = self.loop_base + header
+            others = []
             for name in self.loop_defs[header][0]:
                 var = LoopVar(key, name)
                 latch_values = [out[latch].regs.get(name) for latch in latches]
                 step = _step_of(var, latch_values, key)
                 init = _init_of(cfg, header, back, out, name)
                 if step is None or init is None:
-                    memory = any(v is not None and semantics.is_memory_value(v)
-                                 for v in latch_values)
-                    mapping[var] = Opaque(f"loop-carried {name} at block {header}", 64, memory)
+                    others.append((var, name, init, latch_values))
                 else:
                     ivs[var] = (init, step)
+            for lo, hi, syn, init, step in _word_pairs(others, key):
+                # A 64-bit value kept in two 32-bit loop registers (module notes of
+                # kernelcheck.analysis.induction): one induction variable for the pair.
+                ivs[syn] = (init, step)
+                mapping[lo] = syn
+                mapping[hi] = Shr(wrap(syn, 64, False), 32)
+            others = [o for o in others if o[0] not in mapping]
+            for var, name, init, latch_values in others:
+                found = _follows_iv(var, init, latch_values, ivs, cfg, header, back, out,
+                                    latches)
+                if found is not None:
+                    mapping[var] = found
+                    continue
+                memory = any(v is not None and semantics.is_memory_value(v)
+                             for v in latch_values)
+                mapping[var] = self._fresh(f"loop-carried {name} at block {header}", 64,
+                                           memory)
         # Trip counts from exit tests.
         trips: dict = {}
         for header, body in loops.items():
@@ -758,6 +895,18 @@ class _Walker:
                 value = Join((init, Bound(value, None, add(bound, Const(-1)))))
                 caps[var] = value
             mapping[var] = value
+        # Induction variables moving in step with a capped one are expressed through it
+        # (kernelcheck.analysis.induction: an identity of terms, so the cap bounds them too).
+        for var, (init, step) in ivs.items():
+            if var in caps:
+                continue
+            for tested, capped in caps.items():
+                if tested.header != var.header:
+                    continue
+                derived = derived_value(init, step, *ivs[tested], capped)
+                if derived is not None:
+                    mapping[var] = derived
+                    break
         # Resolve nested references (outer loop variables inside inner inits and steps).
         for _ in range(8):
             changed = False
@@ -769,7 +918,8 @@ class _Walker:
                 break
         for var, value in list(mapping.items()):
             if contains(value, lambda t: type(t) is LoopVar):
-                mapping[var] = Opaque(f"unresolved loop value {var.register}", 64)
+                mapping[var] = self._fresh(
+                    f"unresolved loop value {var.register} of loop {var.header}")
         return mapping
 
     def _tripmax(self, cfg, header, body, latches, idom, out, key, ivs):
@@ -821,6 +971,7 @@ class _Walker:
                 tuple(substitute(g, mapping) for g in a.guard), value, a.atomic_op,
                 a.result_used, a.call_path))
         self.accesses = new
+        self.loads = [(substitute(v, mapping), substitute(w, mapping)) for v, w in self.loads]
 
 
 _ATOMIC_OPS = ("add", "sub", "inc", "dec", "cas", "exch", "max", "min", "and", "or", "xor")
@@ -841,6 +992,21 @@ def _with_fact(term: Term, literal: Pred, bits: int) -> Term:
         bounded = apply_guards(w, (literal,))
         if bounded != w:
             return bounded
+    return term
+
+
+def _gated(term, literal: Pred):
+    """``term`` gated by the launch-constant comparisons ``literal`` implies: the operand
+    ``selp`` picks when ``literal`` holds is no value of an instance in which one of them is
+    false (``which ? a : b`` with ``which == 0`` never yields ``a``)."""
+    if not isinstance(term, Term):
+        return term
+    from kernelcheck.analysis.lower import guard_literals
+    from kernelcheck.analysis.terms import Gate, is_launch_constant
+
+    for lit in guard_literals((literal,)):
+        if is_launch_constant(lit.a) and is_launch_constant(lit.b):
+            term = Gate(term, lit)
     return term
 
 
@@ -948,6 +1114,80 @@ def _step_of(var: LoopVar, latch_values, key: int) -> Term | None:
     if not steps or any(s != steps[0] for s in steps):
         return None
     return steps[0]
+
+
+def _word_pairs(others, key: int):
+    """``(lo, hi, pair variable, init, step)`` for each two loop registers holding the low
+    and high words of a 64-bit induction variable (the SASS lift's register pairs).
+
+    With ``P = Wrap(lo, 32, u) + 2**32 * Wrap(hi, 32, u)``, the pair qualifies when the
+    latch value of ``lo`` is ``P + s`` with ``s`` loop-invariant and that of ``hi`` is
+    ``Shr(Wrap(P + s, 64, u), 32)`` at every latch. Soundness, by induction: the pair's
+    64-bit value ``V_k = lo_k + 2**32 hi_k`` is ``P`` in iteration ``k``; the next one is
+    ``lo_{k+1} + 2**32 hi_{k+1} = (V_k + s) mod 2**64``, so ``V_k`` is congruent to
+    ``V_0 + s*k`` modulo ``2**64``, and ``lo``, ``hi`` are its words.
+    """
+    from kernelcheck.analysis.induction import from_linear, linear
+
+    found = []
+    used: set = set()
+    by_var = {var: (init, latches) for var, _, init, latches in others}
+    for lo, (lo_init, lo_latches) in by_var.items():
+        if lo in used or lo_init is None or not lo_latches or None in lo_latches:
+            continue
+        for hi, (hi_init, hi_latches) in by_var.items():
+            if hi is lo or hi in used or hi_init is None or None in hi_latches or (
+                    len(hi_latches) != len(lo_latches)):
+                continue
+            pair = add(wrap(lo, 32, False), mul(Const(1 << 32), wrap(hi, 32, False)))
+            form = linear(lo_latches[0])
+            for m, c in linear(pair).items():
+                form[m] = form.get(m, 0) - c
+            step = from_linear({m: c for m, c in form.items() if c})
+            if contains(step, lambda t: type(t) is LoopVar and t.header == key):
+                continue
+            if all(linear(v) == linear(add(pair, step)) for v in lo_latches) and all(
+                    v == Shr(wrap(lo_latches[k], 64, False), 32)
+                    for k, v in enumerate(hi_latches)):
+                syn = LoopVar(key, f"{lo.register}:{hi.register}")
+                init = substitute(pair, {lo: lo_init, hi: hi_init})
+                found.append((lo, hi, syn, init, step))
+                used |= {lo, hi}
+                break
+    return found
+
+
+def _follows_iv(var: LoopVar, init, latch_values, ivs: dict, cfg, header, back, out,
+                latches) -> Term | None:
+    """``F(u)`` when the loop variable ``var`` is a fixed function ``F`` of an induction
+    variable ``u`` of the same loop: ``var``'s first value is ``F`` of ``u``'s, and its value
+    at every latch is ``F`` of ``u``'s value there (the 32-bit halves of a 64-bit index the
+    SASS lift keeps in a register pair: ``lo32(u)``, ``hi32(u)``).
+
+    Soundness, by induction on the iteration ``k``: ``var_0 = F(u_0)``, and if the latch
+    terms are ``F`` of ``u``'s latch terms, ``var_{k+1} = F(u_{k+1})``. ``F`` is built from
+    ``u``, constants, parameters and launch coordinates only, so it means the same thing in
+    every iteration.
+    """
+    if init is None or any(v is None for v in latch_values):
+        return None
+    for u in ivs:
+        if u.header != var.header:
+            continue
+        u_latches = [out[latch].regs.get(u.register) for latch in latches]
+        u_init = _init_of(cfg, header, back, out, u.register)
+        if u_init is None or any(v is None for v in u_latches):
+            continue
+        shape = substitute(latch_values[0], {u_latches[0]: u})
+        if shape == latch_values[0] or not contains(shape, lambda t, u=u: t == u) or contains(
+                shape, lambda t, u=u: (type(t) is LoopVar and t != u) or type(t) in (
+                    Opaque, Join, Iter, TripMax)):
+            continue
+        if all(substitute(shape, {u: lu}) == lv for lu, lv in zip(u_latches, latch_values,
+                                                                  strict=True)) and (
+                substitute(shape, {u: u_init}) == init):
+            return shape
+    return None
 
 
 def _init_of(cfg, header, back, out, name) -> Term | None:
@@ -1068,7 +1308,8 @@ def symbolic_kernel(module: Module, function: Function) -> SymbolicKernel:
     accesses = tuple(a if type(a.address) not in (Wrap, Add, Join) else SymbolicAccess(
         a.instr, a.function, a.kind, a.space, _hoist_base(a.address), a.width, a.guard,
         a.value, a.atomic_op, a.result_used, a.call_path) for a in walker.accesses)
-    return SymbolicKernel(function, accesses, unmodelled, frozenset(walker.assumed))
+    return SymbolicKernel(function, accesses, unmodelled, frozenset(walker.assumed),
+                          tuple(walker.loads))
 
 
 def _hoist_base(term: Term) -> Term:

@@ -29,11 +29,12 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 __all__ = [
-    "Term", "Const", "Param", "Special", "Opaque", "LoopVar", "Iter", "TripMax", "Add",
-    "Mul", "Wrap", "Min", "Max", "Join", "Div", "Rem", "Shr", "BitAnd", "BitOr", "BitXor",
-    "Bound", "NotEq", "Pred", "Cmp", "PNot", "PAnd", "POr", "PConst", "POpaque", "THREAD_VARS",
+    "Term", "Const", "Param", "Special", "Global", "Opaque", "LoopVar", "Iter", "TripMax", "Add",
+    "Mul", "Wrap", "Min", "Max", "Join", "Div", "Rem", "Shr", "Pow2", "ShrVar", "BitAnd",
+    "BitOr", "BitXor", "Bound", "Gate", "NotEq", "Pred", "Cmp", "PNot", "PAnd", "POr", "PConst",
+    "POpaque", "THREAD_VARS",
     "DIMS", "add", "mul", "neg", "wrap", "const", "contains", "substitute", "is_launch_constant",
-    "render", "pred_not", "children", "forget_equalities",
+    "render", "pred_not", "children", "forget_equalities", "rejoin_words",
 ]
 
 #: Special registers whose value differs between the threads of one launch, with the
@@ -73,6 +74,15 @@ class Param(Term):
 
 @dataclass(frozen=True, slots=True)
 class Special(Term):
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Global(Term):
+    """The address of the module-scope ``.global`` variable ``name``: fixed when the module
+    is loaded, unknown to the analysis, and outside every allocation the program makes
+    (the driver places module variables in the module's own memory)."""
+
     name: str
 
 
@@ -182,6 +192,31 @@ class Shr(Term):
 
 
 @dataclass(frozen=True, slots=True)
+class Pow2(Term):
+    """``2**min(amount, width)``: the factor of a left shift by a register amount.
+
+    ``amount`` is the (already wrapped, unsigned 32-bit) shift operand. PTX clamps shift
+    amounts above the register width to the width (ISA §9.7.8.7, ``shl``), and
+    ``x * 2**width`` is congruent to the hardware's 0 modulo ``2**width``, so
+    ``x * Pow2(s, w)`` is congruent to ``shl.b<w> x, s`` for every ``s``.
+    """
+
+    amount: Term
+    width: int
+
+
+@dataclass(frozen=True, slots=True)
+class ShrVar(Term):
+    """``floor(a / 2**min(amount, width))`` of the (already wrapped) value ``a``: a right
+    shift by a register amount, clamped to the width (ISA §9.7.8.8, ``shr``: an arithmetic
+    shift by the width or more leaves the sign, -1 or 0, which is that floor)."""
+
+    a: Term
+    amount: Term
+    width: int
+
+
+@dataclass(frozen=True, slots=True)
 class BitAnd(Term):
     a: Term
     b: Term
@@ -205,6 +240,17 @@ class NotEq(Term):
 
     arg: Term
     value: Term
+
+
+@dataclass(frozen=True, slots=True)
+class Gate(Term):
+    """``arg`` in the executions where ``cond`` (a :class:`Cmp`) holds: no value at all in
+    an instance for which ``cond`` is false for every value of its operands. ``selp d, a,
+    b, p`` yields ``Join(Gate(a, p), Gate(b, !p))``: a pointer picked by a launch argument
+    is one of the two only where the argument picks it."""
+
+    arg: Term
+    cond: object
 
 
 @dataclass(frozen=True, slots=True)
@@ -305,9 +351,9 @@ def _hash_once(cls: type) -> None:
     cls.__eq__ = __eq__
 
 
-for _cls in (Const, Param, Special, Opaque, LoopVar, TripMax, Iter, Add, Mul, Wrap, Min, Max,
-             Join, Div, Rem, Shr, BitAnd, BitOr, BitXor, NotEq, Bound, Cmp, PNot, PAnd, POr,
-             PConst, POpaque):
+for _cls in (Const, Param, Special, Global, Opaque, LoopVar, TripMax, Iter, Add, Mul, Wrap,
+             Min, Max, Join, Div, Rem, Shr, Pow2, ShrVar, BitAnd, BitOr, BitXor, NotEq, Bound,
+             Gate, Cmp, PNot, PAnd, POr, PConst, POpaque):
     _hash_once(_cls)
 del _cls
 
@@ -385,6 +431,39 @@ def mul(*terms: Term) -> Term:
     return Mul((Const(factor), *flat))
 
 
+def rejoin_words(term: Term) -> Term:
+    """``term`` with every ``lo32(V) + 2**32 * hi32(V)`` summand pair replaced by ``V``.
+
+    ``Wrap(X, 32, unsigned) + 2**32 * Wrap(Shr(Wrap(X, 64, unsigned), 32), 32, unsigned)``
+    is exactly ``Wrap(X, 64, unsigned)``: a value below ``2**64`` is its low word plus
+    ``2**32`` times its high word. The SASS lift splits 64-bit values into 32-bit registers
+    and joins copies of the halves again; this keeps the joined value one term.
+
+    >>> v = Param("p", 0, 8)
+    >>> render(rejoin_words(add(Wrap(v, 32, False),
+    ...                         mul(Const(1 << 32), Wrap(Shr(v, 32), 32, False)))))
+    'p'
+    """
+    if type(term) is not Add or len(term.args) < 2:
+        return term
+    args = list(term.args)
+    for i, lo in enumerate(args):
+        if type(lo) is not Wrap or lo.bits != 32 or lo.signed:
+            continue
+        whole = wrap(lo.arg, 64, False)
+        for j, hi in enumerate(args):
+            if j == i or type(hi) is not Mul or len(hi.args) != 2 or hi.args[0] != Const(
+                    1 << 32):
+                continue
+            word = hi.args[1]
+            if type(word) is Wrap and word.bits == 32 and not word.signed:
+                word = word.arg
+            if type(word) is Shr and word.k == 32 and wrap(word.a, 64, False) == whole:
+                rest = [a for k, a in enumerate(args) if k not in (i, j)]
+                return rejoin_words(add(whole, *rest))
+    return term
+
+
 def neg(term: Term) -> Term:
     return mul(Const(-1), term)
 
@@ -426,10 +505,16 @@ def _children(t) -> tuple:
         return tuple(x for x in (t.arg, t.lo, t.hi) if x is not None)
     if kind is NotEq:
         return (t.arg, t.value)
+    if kind is Gate:
+        return (t.arg, t.cond)
     if kind in (Min, Max, Div, Rem, BitAnd, BitOr, BitXor, Cmp, PAnd, POr):
         return (t.a, t.b)
     if kind is Shr:
         return (t.a,)
+    if kind is Pow2:
+        return (t.amount,)
+    if kind is ShrVar:
+        return (t.a, t.amount)
     if kind is PNot:
         return (t.p,)
     if kind is Iter:
@@ -488,7 +573,7 @@ def substitute(term, mapping: dict):
 def _rebuild(t, go):
     kind = type(t)
     if kind is Add:
-        return add(*(go(a) for a in t.args))
+        return rejoin_words(add(*(go(a) for a in t.args)))
     if kind is Mul:
         return mul(*(go(a) for a in t.args))
     if kind is Join:
@@ -499,6 +584,8 @@ def _rebuild(t, go):
         return Bound(go(t.arg), go(t.lo), go(t.hi))
     if kind is NotEq:
         return NotEq(go(t.arg), go(t.value))
+    if kind is Gate:
+        return Gate(go(t.arg), go(t.cond))
     if kind in (Min, Max, Div, Rem, BitAnd, BitOr, BitXor, Cmp):
         a, b = go(t.a), go(t.b)
         return kind(t.op, a, b) if kind is Cmp else kind(a, b)
@@ -506,6 +593,10 @@ def _rebuild(t, go):
         return kind(go(t.a), go(t.b))
     if kind is Shr:
         return Shr(go(t.a), t.k)
+    if kind is Pow2:
+        return Pow2(go(t.amount), t.width)
+    if kind is ShrVar:
+        return ShrVar(go(t.a), go(t.amount), t.width)
     if kind is PNot:
         return PNot(go(t.p))
     if kind is Iter:
@@ -556,6 +647,8 @@ def _render_node(term, names: dict[str, str], memo: dict) -> str:
         return term.name
     if kind is Opaque:
         return f"?{term.tag}"
+    if kind is Global:
+        return f"&{term.name}"
     if kind is LoopVar:
         return f"loop{term.header}:{term.register}"
     if kind is Iter:
@@ -578,7 +671,7 @@ def _render_node(term, names: dict[str, str], memo: dict) -> str:
     if kind is Wrap:
         return _render(term.arg, names, memo) if type(term.arg) is not Add else (
             f"({_render(term.arg, names, memo)})")
-    if kind in (Bound, NotEq):
+    if kind in (Bound, NotEq, Gate):
         return _render(term.arg, names, memo)
     if kind in (Min, Max):
         a, b = _render(term.a, names, memo), _render(term.b, names, memo)
@@ -590,6 +683,10 @@ def _render_node(term, names: dict[str, str], memo: dict) -> str:
         return f"{_paren(term.a, names, memo)} {op} {_paren(term.b, names, memo)}"
     if kind is Shr:
         return f"{_paren(term.a, names, memo)} >> {term.k}"
+    if kind is Pow2:
+        return f"(1 << {_paren(term.amount, names, memo)})"
+    if kind is ShrVar:
+        return f"{_paren(term.a, names, memo)} >> {_paren(term.amount, names, memo)}"
     if kind is Cmp:
         op = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}[term.op]
         return f"{_render(term.a, names, memo)} {op} {_render(term.b, names, memo)}"

@@ -180,8 +180,12 @@ def open_binary(
         data = bytes(source)
     else:
         filename = filename or os.fspath(source)
-        with open(source, "rb") as handle:
-            data = handle.read()
+        try:
+            with open(source, "rb") as handle:
+                data = handle.read()
+        except OSError as error:
+            raise BinaryFormatError(f"cannot read: {error.strerror or error}",
+                                    filename=filename) from None
     kind = sniff_kind(data)
     images: list[EmbeddedImage] = []
     errors: list[BinaryFormatError] = []

@@ -50,6 +50,8 @@ _LABEL = re.compile(r"\n(\.L_x_\d+):")
 _OFFSET = re.compile(r"/\*([0-9a-f]{4,})\*/")
 _HEADER = "\n.text."
 _REFERENCE = re.compile(r"`\(([^)]*)\)")
+# ``-g`` line information: ``//## File "/src/k.cu", line 14`` (a column may follow).
+_LINE_INFO = re.compile(r'//## File "([^"]*)", line (\d+)')
 
 
 class NvdisasmError(KernelcheckError):
@@ -58,10 +60,15 @@ class NvdisasmError(KernelcheckError):
 
 @dataclass(frozen=True, slots=True)
 class SassInstruction:
-    """One instruction: its byte offset in the kernel's ``.text`` and its text."""
+    """One instruction: its byte offset in the kernel's ``.text`` and its text.
+
+    ``source`` is the CUDA source ``(file, line)`` nvdisasm ``-g`` gives it from the cubin's
+    ``.debug_line`` (a cubin built with ``-lineinfo``), else ``None``.
+    """
 
     offset: int
     text: str
+    source: tuple[str, int] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,9 +218,22 @@ def _function_labels(chunk: str, instructions: list[tuple[str, str]]) -> dict[st
     return labels
 
 
+def _sources(chunk: str) -> dict[str, tuple[str, int]]:
+    """``{offset: (file, line)}`` of the instructions after each ``-g`` line marker."""
+    out: dict[str, tuple[str, int]] = {}
+    current = None
+    for match in re.finditer(r'//## File "([^"]*)", line (\d+)|/\*([0-9a-f]{4,})\*/', chunk):
+        if match.group(1) is not None:
+            current = (match.group(1), int(match.group(2)))
+        elif current is not None:
+            out[match.group(3)] = current
+    return out
+
+
 def _from_listing(text: str) -> tuple[SassFunction, ...]:
     """Functions of a ``-c`` listing, with the same instruction texts as ``-json`` gives
-    (up to spaces after commas): code references resolved, annotations dropped."""
+    (up to spaces after commas): code references resolved, annotations dropped, and the
+    source line of each instruction where the listing has ``-g`` markers."""
     result: list[SassFunction] = []
     text = "\n" + text
     start = text.find(_HEADER)
@@ -225,15 +245,18 @@ def _from_listing(text: str) -> tuple[SassFunction, ...]:
             chunk = text[colon:after] if after >= 0 else text[colon:]
             rows = _INSTRUCTION.findall(chunk)
             labels = _function_labels(chunk, rows) if "`(" in chunk else {}
+            sources = _sources(chunk) if "//## File" in chunk else {}
             result.append(SassFunction(name, tuple(
-                SassInstruction(int(offset, 16), _listing_text(body, labels))
+                SassInstruction(int(offset, 16), _listing_text(body, labels),
+                                sources.get(offset))
                 for offset, body in rows)))
             start = after
     return tuple(result)
 
 
 def disassemble(
-    cubin: bytes, *, use_json: bool = False, label: str = "<cubin>", timeout: float = 120.0
+    cubin: bytes, *, use_json: bool = False, label: str = "<cubin>", timeout: float = 120.0,
+    line_info: bool = False,
 ) -> dict[str, SassFunction]:
     """Disassemble a cubin into ``{function name: SassFunction}``.
 
@@ -247,6 +270,9 @@ def disassemble(
         Name of the image in error messages.
     timeout : float
         Seconds before nvdisasm is given up on.
+    line_info : bool
+        Ask nvdisasm for source lines (``-g``; the plain listing only), for cubins with a
+        ``.debug_line`` section.
 
     Raises
     ------
@@ -262,5 +288,6 @@ def disassemble(
     if use_json:
         functions = _from_json(_run(["-json"], cubin, label, timeout), label)
     else:
-        functions = _from_listing(_run(["-c"], cubin, label, timeout))
+        functions = _from_listing(_run(["-c", "-g"] if line_info else ["-c"], cubin, label,
+                                       timeout))
     return {function.name: function for function in functions}

@@ -17,11 +17,16 @@ from dataclasses import dataclass
 
 from kernelcheck.bundle.images import shipped_images
 from kernelcheck.bundle.store import BundleWriter
+from kernelcheck.errors import KernelcheckError
 from kernelcheck.executor import LocalExecutor, Progress, Task
 
 __all__ = ["BundleCreated", "analyse_shipped_image", "create_bundle"]
 
 _SUFFIX = {"ptx": ".ptx", "cubin": ".cubin", "fatbin": ".fatbin"}
+
+
+class _Discard(Exception):
+    """Leave the unfinished bundle unwritten (some images failed)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,8 +60,8 @@ def analyse_shipped_image(data: bytes, kind: str, arch: str) -> tuple[str, str, 
 
 
 def create_bundle(files: Sequence[str | os.PathLike], out: str | os.PathLike, *,
-                  arch: str | None = None, executor=None, progress: bool | None = None
-                  ) -> BundleCreated:
+                  arch: str | None = None, executor=None, progress: bool | None = None,
+                  keep_failed: bool = True) -> BundleCreated:
     """Analyse every image of ``files`` and write the bundle ``out``.
 
     Parameters
@@ -71,10 +76,19 @@ def create_bundle(files: Sequence[str | os.PathLike], out: str | os.PathLike, *,
         Where images are analysed (default: a local pool over every core).
     progress : bool, optional
         Progress on stderr (default: when stderr is a terminal).
+    keep_failed : bool
+        Write the bundle even when some images failed (they are recorded as failed);
+        without it such a bundle is not written, and ``BundleCreated.path`` is ``""``.
 
     Returns
     -------
     BundleCreated
+
+    Raises
+    ------
+    KernelcheckError
+        An input cannot be read, is of no known kind, or holds a corrupt fatbin; nothing
+        is written.
     """
     images = {}
     for file in files:
@@ -90,6 +104,9 @@ def create_bundle(files: Sequence[str | os.PathLike], out: str | os.PathLike, *,
     kernels, failures = 0, []
     try:
         with BundleWriter(out, arch) as writer:
+            if not tasks:
+                raise KernelcheckError(f"{', '.join(map(os.fspath, files))}: no device image "
+                                       f"to analyse" + (f" for {arch}" if arch else ""))
             for result in executor.run(tasks):
                 image = by_key[result.key]
                 if result.ok:
@@ -100,6 +117,10 @@ def create_bundle(files: Sequence[str | os.PathLike], out: str | os.PathLike, *,
                     failures.append(f"{image.file} {image.origin} {image.arch}: {detail}")
                 kernels += writer.add(image, status, detail, summaries)
                 meter.step()
+            if failures and not keep_failed:
+                raise _Discard()
+    except _Discard:
+        return BundleCreated("", len(tasks), len(failures), kernels, tuple(failures))
     finally:
         meter.finish()
         if own:

@@ -38,6 +38,10 @@ def _fatbin_images(file: str, origin: str, span: bytes, arch: str | None) -> lis
     from kernelcheck.binary.fatbin import parse_fatbin
 
     fatbin = parse_fatbin(span, 0, filename=file)
+    if fatbin.errors:
+        # A truncated or corrupt fatbin: shipping part of it would leave its other kernels
+        # silently unanalysed on every node.
+        raise KernelcheckError(f"{origin}: {fatbin.errors[0]}")
     arches = sorted({f"sm_{e.arch_number}" for e in fatbin.entries if e.kind_name == "cubin"})
     digest = image_hash(span)
     return [ShippedImage(file, origin, "fatbin", a, digest, span) for a in arches
@@ -77,7 +81,7 @@ def shipped_images(path: str | os.PathLike, arch: str | None = None) -> list[Shi
         out = []
         for index, item in enumerate(iter_fatbins(data, filename=file)):
             if isinstance(item, Exception):
-                raise KernelcheckError(f"{file}: {item}")
+                raise KernelcheckError(f"{item}")
             span = data[item.header.offset:item.header.end]
             out += _fatbin_images(file, f"fatbin[{index}]", span, arch)
         return out

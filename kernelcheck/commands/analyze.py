@@ -1,12 +1,19 @@
-"""``kernelcheck analyze FILE``: per kernel, what it is made of and what is proven about it.
+"""``kernelcheck analyze FILE...``: per kernel, what it is made of and what is proven about it.
 
-Without FILE, the bundled example (``elementwise.ptx``, five small kernels compiled for
-sm_90) is analysed, so the command shows what it does on a fresh install.
+FILE is a ``.ptx``, a cubin, a fatbin, an executable or a shared library; several may be
+given, a directory is searched for them (by content), a quoted glob is expanded, and ``-``
+reads standard input. Without FILE, the bundled example (``elementwise.ptx``, five small
+kernels compiled for sm_90) is analysed, so the command shows what it does on a fresh
+install.
 
-Each kernel gets its structural report (:mod:`kernelcheck.structure`) and its idempotency
-class (:mod:`kernelcheck.analysis.summary`): ``always``, ``never``, ``conditional`` (with the
-condition in words) or ``not_proven`` (with the reason). ``--instance`` with ``--kernel``,
-``--grid`` and ``--block`` decides one kernel instance with its LaunchCheck.
+Each kernel gets its idempotency class (:mod:`kernelcheck.analysis.summary`): ``always``,
+``never``, ``conditional`` (with the condition in words) or ``not_proven`` (with the
+reason). ``--format text`` (the default) adds its structure; ``json`` writes one document;
+``jsonl`` and ``sarif`` write one record per kernel (:mod:`kernelcheck.output.records`),
+analysing the images of the inputs one by one (over ``--jobs`` worker processes, or Dask),
+so they suit whole libraries. ``--fail-on`` sets the exit status
+(:mod:`kernelcheck.commands.exitcodes`). ``--instance`` with ``--kernel``, ``--grid`` and
+``--block`` decides one kernel instance with its LaunchCheck.
 """
 
 from __future__ import annotations
@@ -14,46 +21,71 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from contextlib import redirect_stdout
 from importlib import resources
 from pathlib import Path
 
-from kernelcheck import __version__
-from kernelcheck.inputs import LoadedInput, LoadedModule, load_input
-from kernelcheck.structure import KernelStructure, kernel_structure
-
-#: Version of the JSON document ``--json`` writes (docs/json-schema.md).
-JSON_FORMAT_VERSION = 1
+from kernelcheck.commands.common import (
+    add_format,
+    add_output,
+    add_quiet,
+    examples,
+    positive_int,
+    say,
+)
+from kernelcheck.commands.exitcodes import (
+    ANALYZE_CLASSES,
+    EXIT_ERROR,
+    add_fail_on,
+    findings_status,
+)
+from kernelcheck.errors import KernelcheckError
+from kernelcheck.inputs import InputFile, LoadedInput, LoadedModule, expand_inputs, load_input
 
 BUNDLED_EXAMPLE = "elementwise.ptx"
+
+__all__ = ["register", "run", "bundled_example"]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``analyze`` sub-command."""
     parser = subparsers.add_parser(
         "analyze",
-        help="analyse the kernels of a .ptx, .cubin, fatbin, executable or shared library",
+        help="analyse the kernels of .ptx, .cubin, fatbin, executable or shared library files",
         description=(
-            "Analyse every kernel in FILE: parameters, blocks, loops and memory accesses. "
+            "Analyse every kernel in the FILEs: idempotency class with its conditions or "
+            "reasons, and (text report) parameters, blocks, loops and memory accesses. "
             "Without FILE, the bundled example kernels are analysed."
         ),
+        epilog=examples(
+            "kernelcheck analyze build/kernels.ptx --kernel axpby",
+            "kernelcheck analyze build/ --format sarif -o kernelcheck.sarif "
+            "--fail-on never,not_proven"),
     )
-    parser.add_argument("file", nargs="?", metavar="FILE",
-                        help="input file (default: the bundled example)")
-    parser.add_argument("--json", action="store_true", help="write JSON instead of text")
-    parser.add_argument("--kernel", metavar="NAME",
-                        help="only this kernel (PTX or demangled name)")
+    parser.add_argument("files", nargs="*", metavar="FILE",
+                        help="inputs: files, directories (searched recursively for PTX, "
+                             "cubins, fatbins and binaries with device code), quoted globs, "
+                             "or '-' for standard input (default: the bundled example)")
+    add_format(parser, "the report is written")
+    add_output(parser, "the report")
+    add_fail_on(parser, ANALYZE_CLASSES, "kernel classes", example="never,not_proven")
+    parser.add_argument("--kernel", metavar="PATTERN",
+                        help="only kernels matching PATTERN: mangled or demangled name, "
+                             "short name (axpby), template name (axpby<float>) or a regular "
+                             "expression")
+    parser.add_argument("--full-names", action="store_true",
+                        help="name kernels by their demangled signature, not their short name")
     parser.add_argument("--arch", metavar="SM", help="only images for this architecture")
     parser.add_argument("--functions", action="store_true",
-                        help="also report device functions (.func), not only kernels")
+                        help="also report device functions (.func), not only kernels "
+                             "(text and json)")
     parser.add_argument("--prefer", choices=("sass", "ptx", "both"), default="sass",
                         help="where a binary holds both a cubin and PTX for an "
-                             "architecture, analyse the SASS (default: it is what runs), "
-                             "the PTX, or both")
-    parser.add_argument("--jsonl", metavar="OUT",
-                        help="analyse every image over a process pool and stream one JSON "
-                             "line per kernel to OUT ('-' for stdout); a summary follows")
-    parser.add_argument("--jobs", type=int, metavar="N",
-                        help="worker processes for --jsonl (default: all cores)")
+                             "architecture, analyse the SASS (it is what runs), the PTX, or "
+                             "both")
+    parser.add_argument("--jobs", type=positive_int, metavar="N",
+                        help="worker processes for --format jsonl or sarif (default: 1, in "
+                             "this process)")
     from kernelcheck.executor import add_executor_options
 
     add_executor_options(parser, with_jobs=False)
@@ -62,19 +94,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "parameter names or p0..pN; integers (0x...), floats, or "
                              "hex:<bytes> for an aggregate")
     parser.add_argument("--grid", metavar="X[,Y,Z]", default="1",
-                        help="grid dimensions of the instance (default 1)")
+                        help="grid dimensions of the instance")
     parser.add_argument("--block", metavar="X[,Y,Z]", default="1",
-                        help="block dimensions of the instance (default 1)")
+                        help="block dimensions of the instance")
     parser.add_argument("--allocations", metavar="BASE:SIZE,...",
                         help="live device allocations, for accesses whose address depends "
                              "on memory contents")
     parser.add_argument("--regions", action="store_true",
                         help="also place re-executable region boundaries in each kernel "
-                             "(docs/regions.md): instruction ranges, source lines, the "
-                             "clobber each boundary cuts, live state in bytes")
+                             "(docs/regions.md; needs PTX): instruction ranges, source lines, "
+                             "the clobber each boundary cuts, live state in bytes")
+    parser.add_argument("--plot", metavar="FILE.png",
+                        help="draw the class histogram of the kernels by kernel family "
+                             "(needs the plot extra: matplotlib)")
     parser.add_argument("--warm-cache", action="store_true",
                         help="store the analysis of FILE (.ptx, .cubin or fatbin) in the "
                              "analysis cache that `kernelcheck run` reads")
+    add_quiet(parser)
+    parser.add_argument("--json", action="store_true",
+                        help="same as --format json (kept for one release)")
+    parser.add_argument("--jsonl", metavar="OUT",
+                        help="same as --format jsonl -o OUT over every core (kept for one "
+                             "release)")
     parser.set_defaults(func=run)
 
 
@@ -83,46 +124,173 @@ def bundled_example() -> Path:
     return Path(str(resources.files("kernelcheck") / "examples" / BUNDLED_EXAMPLE))
 
 
+def _settle_options(args: argparse.Namespace) -> None:
+    """Fold the old spellings into the new ones and refuse what does not go together."""
+    from kernelcheck.commands.common import UsageError
+
+    usage = lambda text: UsageError(text, "kernelcheck analyze")  # noqa: E731
+    if args.json:
+        if args.format not in ("text", "json"):
+            raise usage("--json and --format disagree: give one")
+        args.format = "json"
+    if args.jsonl:
+        if args.format not in ("text", "jsonl") or args.output not in (None, args.jsonl):
+            raise usage("--jsonl OUT is --format jsonl -o OUT: give one spelling")
+        args.format, args.output = "jsonl", args.jsonl
+        args.every_core = args.jobs is None  # the old option ran over every core
+    pool = args.jobs not in (None, 1) or args.cluster or args.scheduler
+    if pool and args.format not in ("jsonl", "sarif"):
+        raise usage("--jobs, --cluster and --scheduler apply to --format jsonl or sarif")
+    if args.instance is not None and args.format in ("jsonl", "sarif") and pool:
+        raise usage("--instance is decided in this process: leave out --jobs, --cluster, "
+                    "--scheduler")
+    if args.regions and args.format in ("jsonl", "sarif"):
+        raise usage("--regions is shown by --format text or json")
+    from kernelcheck.launch.params import parse_dims
+
+    parse_dims(args.grid, "--grid")  # past CUDA's limits: refused even without --instance
+    parse_dims(args.block, "--block")
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    from kernelcheck.output.files import check_writable
+
+    if args.output not in (None, "-"):
+        check_writable(args.output, "--output")
+    if args.plot:
+        check_writable(args.plot, "--plot")
+        from kernelcheck.output.plots import require_matplotlib
+
+        require_matplotlib("--plot")
+
+
 def run(args: argparse.Namespace) -> int:
-    """Analyse ``args.file`` and print the report; returns the exit status."""
-    path = args.file
-    if path is None:
-        path = str(bundled_example())
-        if not args.json:
+    """Analyse the inputs and write the report; returns the exit status."""
+    _settle_options(args)
+    _check_outputs(args)
+    if not args.files:
+        inputs = [InputFile(str(bundled_example()))]
+        if args.format == "text" and args.output in (None, "-") and not args.quiet:
             print(f"(no FILE given: analysing the bundled example {BUNDLED_EXAMPLE})\n")
-    if getattr(args, "warm_cache", False):
+    else:
+        inputs = expand_inputs(args.files)
+    if args.warm_cache:
         from kernelcheck.cache.warm import warm_cache_command
 
-        return warm_cache_command(path, args.arch)
-    if getattr(args, "jsonl", None):
-        return _run_jsonl(path, args)
-    if getattr(args, "cluster", None) or getattr(args, "scheduler", None):
-        from kernelcheck.errors import KernelcheckError
-
-        raise KernelcheckError("--cluster and --scheduler apply to library-scale runs: add "
-                               "--jsonl OUT")
+        status = 0
+        for item in inputs:
+            status = max(status, warm_cache_command(item.path, args.arch))
+        return status
     instance = _instance_arguments(args)
-    loaded = load_input(path, arch=args.arch, prefer=getattr(args, "prefer", "sass"))
-    reports = list(_reports(loaded, args.kernel, args.functions))
-    if args.kernel is not None and not any(kernels for _, kernels in reports):
-        from kernelcheck.errors import KernelcheckError
-
-        names = sorted({f.name for m in loaded.modules for f in m.module.kernels})
-        raise KernelcheckError(
-            f"{path}: no kernel named {args.kernel!r} (kernels: {', '.join(names) or 'none'})"
-        )
-    verdicts = _decide(reports, instance) if instance is not None else {}
-    if args.json:
-        document = _json_document(loaded, reports, verdicts, instance)
-        if getattr(args, "regions", False):
-            _add_regions(document, reports)
-        json.dump(document, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+    if args.format in ("jsonl", "sarif") and instance is None:
+        records, errors = _library_records(inputs, args)
     else:
-        _print_text(loaded, reports, verdicts, instance)
-        if getattr(args, "regions", False):
-            _print_regions(reports)
-    return 1 if loaded.errors else 0
+        records, errors = _detailed(inputs, args, instance)
+    if args.format in ("jsonl", "sarif"):
+        _write_records(records, args)
+    if args.plot:
+        from kernelcheck.output.plots import class_histogram
+
+        say(class_histogram(records, args.plot), args.quiet)
+    for error in errors:
+        print(f"kernelcheck: error: {error}", file=sys.stderr)
+    _say_matches(args, records)
+    if errors:
+        return EXIT_ERROR
+    return findings_status((r["class"] for r in records), args.fail_on)
+
+
+def _say_matches(args: argparse.Namespace, records: list[dict]) -> None:
+    if args.kernel is None or args.quiet:
+        return
+    names = list(dict.fromkeys(r["kernel"] for r in records if r.get("kernel")))
+    if len(names) > 1:
+        from kernelcheck.commands.analyze_report import kernel_labels
+
+        labels = kernel_labels(names, args.full_names)
+        shown = ", ".join(labels[n] for n in names[:8])
+        more = f" and {len(names) - 8} more" if len(names) > 8 else ""
+        say(f"kernelcheck: --kernel {args.kernel!r} matched {len(names)} kernels: "
+            f"{shown}{more}")
+
+
+# -- the detailed engine: text and json, --instance --------------------------------------
+
+def _detailed(inputs: list[InputFile], args: argparse.Namespace, instance
+              ) -> tuple[list[dict], list[str]]:
+    """Load every input in this process, analyse the kernels, write text or json."""
+    from kernelcheck.commands import analyze_report as report
+
+    loaded_all = []
+    for item in inputs:
+        loaded = load_input(item.path, arch=args.arch, prefer=args.prefer, data=item.data)
+        reports = list(_reports(loaded, args.kernel, args.functions, args.quiet))
+        if args.regions and not any(entry.language == "ptx" for entry, _ in reports):
+            raise KernelcheckError(f"{loaded.path}: --regions needs PTX, and this input has "
+                                   f"only SASS (give the .ptx, or --prefer ptx for a binary "
+                                   f"that embeds PTX)")
+        loaded_all.append((loaded, reports))
+    if args.kernel is not None and not any(k for _, reports in loaded_all
+                                           for _, k in reports):
+        raise KernelcheckError(_no_kernel_message(args.kernel, loaded_all))
+    records: list[dict] = []
+    verdicts: dict = {}
+    for loaded, reports in loaded_all:
+        if instance is not None:
+            verdicts.update(_decide(reports, instance))
+        records += _records_of(loaded, reports, verdicts, args.full_names)
+    errors = [f"{loaded.path}: {e}" if not e.startswith(loaded.path) else e
+              for loaded, _ in loaded_all for e in loaded.errors]
+    if args.format in ("jsonl", "sarif"):
+        return records, errors
+    from kernelcheck.output.files import open_output
+
+    labels = report.kernel_labels((f.name for _, reports in loaded_all for _, ks in reports
+                                   for f, _, _ in ks), args.full_names)
+    with open_output(args.output) as out, redirect_stdout(out):
+        if args.format == "json":
+            documents = []
+            for loaded, reports in loaded_all:
+                document = report.json_document(loaded, reports, verdicts, instance)
+                if args.regions:
+                    report.add_regions(document, reports)
+                documents.append(document)
+            whole = documents[0] if len(documents) == 1 else {
+                "format_version": report.JSON_FORMAT_VERSION, "inputs": documents}
+            json.dump(whole, out, indent=2)
+            out.write("\n")
+        else:
+            for loaded, reports in loaded_all:
+                report.print_text(loaded, reports, verdicts, instance, labels)
+                if args.regions:
+                    report.print_regions(reports)
+    return records, errors
+
+
+def _no_kernel_message(pattern: str, loaded_all) -> str:
+    from kernelcheck.names import short_name
+
+    names = sorted({short_name(f.name) for loaded, _ in loaded_all for m in loaded.modules
+                    for f in m.module.kernels})
+    shown = ", ".join(names[:20]) + (f" and {len(names) - 20} more" if len(names) > 20 else "")
+    where = loaded_all[0][0].path if len(loaded_all) == 1 else f"{len(loaded_all)} inputs"
+    return f"{where}: no kernel matches {pattern!r} (kernels: {shown or 'none'})"
+
+
+def _records_of(loaded: LoadedInput, reports, verdicts: dict, full_names: bool) -> list[dict]:
+    from kernelcheck.output.records import kernel_record
+
+    out = []
+    for entry, kernels in reports:
+        for function, _structure, summary in kernels:
+            if summary is None:
+                continue
+            file = loaded.path
+            out.append(kernel_record(
+                file=file, image=entry.origin, arch=entry.arch, language=entry.language,
+                module=entry.module, function=function, summary=summary,
+                verdict=verdicts.get(id(function)), full_names=full_names))
+    return out
 
 
 def _instance_arguments(args: argparse.Namespace):
@@ -146,11 +314,12 @@ def _instance_arguments(args: argparse.Namespace):
             try:
                 allocations.append((int(base, 0), int(size, 0)))
             except ValueError:
-                raise InstanceInputError(f"malformed allocation {item!r} (expected "
+                raise InstanceInputError(f"malformed allocation {item[:80]!r} (expected "
                                          f"BASE:SIZE, e.g. 0x7f0000000000:4096)") from None
-            if not sep or allocations[-1][1] <= 0:
-                raise InstanceInputError(f"malformed allocation {item!r} (expected "
-                                         f"BASE:SIZE with SIZE > 0)")
+            if not sep or allocations[-1][1] <= 0 or allocations[-1][0] < 0 or \
+                    allocations[-1][0] + allocations[-1][1] > 1 << 64:
+                raise InstanceInputError(f"malformed allocation {item[:80]!r} (expected "
+                                         f"BASE:SIZE with SIZE > 0 inside 64-bit addresses)")
     return values, grid, block, allocations
 
 
@@ -171,19 +340,30 @@ def _decide(reports, instance) -> dict:
     return out
 
 
-def _reports(loaded: LoadedInput, only: str | None, functions: bool):
-    from kernelcheck.binary.demangle import demangle
+def _reports(loaded: LoadedInput, only: str | None, functions: bool, quiet: bool):
+    from kernelcheck.names import match_kernels
+    from kernelcheck.output.progress import ProgressBar
+    from kernelcheck.structure import kernel_structure
 
-    for entry in loaded.modules:
-        chosen = []
-        for function in entry.module.functions:
-            if function.body is None or not (function.is_kernel or functions):
-                continue
-            if only is not None and only not in (function.name, demangle(function.name)):
-                continue
-            chosen.append((function, kernel_structure(function, entry.module),
-                           _summary(entry, function)))
-        yield entry, chosen
+    total = sum(len(e.module.kernels) for e in loaded.modules)
+    meter = ProgressBar(total, "kernels", None if not quiet else False) if total > 8 else None
+    try:
+        for entry in loaded.modules:
+            candidates = [f for f in entry.module.functions
+                          if f.body is not None and (f.is_kernel or functions)]
+            if only is not None:
+                keep = set(match_kernels(only, [f.name for f in candidates]))
+                candidates = [f for f in candidates if f.name in keep]
+            chosen = []
+            for function in candidates:
+                chosen.append((function, kernel_structure(function, entry.module),
+                               _summary(entry, function)))
+                if meter is not None:
+                    meter.step()
+            yield entry, chosen
+    finally:
+        if meter is not None:
+            meter.finish()
 
 
 def _summary(entry: LoadedModule, function):
@@ -199,245 +379,63 @@ def _summary(entry: LoadedModule, function):
     return analyze_kernel(entry.module, function)
 
 
-def _json_document(loaded: LoadedInput, reports, verdicts=None, instance=None) -> dict:
-    from kernelcheck.binary.demangle import demangle
+# -- the library engine: jsonl and sarif, image by image -----------------------------------
 
-    verdicts = verdicts or {}
-    modules = []
-    for entry, kernels in reports:
-        module = entry.module
-        items = []
-        for function, structure, summary in kernels:
-            item = structure.to_json()
-            item["demangled"] = demangle(function.name)
-            if summary is not None:
-                _merge_summary(item, summary)
-            verdict = verdicts.get(id(function))
-            if verdict is not None:
-                item["instance"] = _instance_json(instance, verdict)
-                item.update({"verdict": verdict.verdict, "decided_by": verdict.decided_by,
-                             "detail": verdict.detail,
-                             "clobbered": None if verdict.clobbered is None
-                             else verdict.clobbered.to_json()})
-            items.append(item)
-        modules.append({
-            "language": entry.language,
-            "arch": entry.arch,
-            "origin": entry.origin,
-            "note": entry.note,
-            "ptx_version": module.version,
-            "target": list(module.target),
-            "kernels": items,
-        })
-    return {
-        "format_version": JSON_FORMAT_VERSION,
-        "kernelcheck_version": __version__,
-        "file": loaded.path,
-        "input_kind": loaded.kind,
-        "modules": modules,
-        "errors": list(loaded.errors),
-    }
-
-
-def _merge_summary(item: dict, summary) -> None:
-    """Add the analysis fields to a kernel's structural JSON item.
-
-    Analysed accesses of the kernel's own instructions extend the structural access entry
-    of the same instruction; accesses inlined from device functions are appended, with the
-    callee in ``function`` and the call instructions in ``call_path``.
-    """
-    data = summary.to_json()
-    item["class"] = data["class"]
-    item["reasons"] = data["reasons"]
-    item["conditions"] = data["conditions"]
-    item["launch_check"] = data["launch_check"]
-    own = {a["instruction"]: a for a in item["accesses"]}
-    for access, analysed in zip(summary.accesses, data["accesses"], strict=True):
-        fields = {"address": analysed["address"], "guard": analysed["guard"],
-                  "base": analysed["base"], "byte_range": analysed["byte_range"],
-                  "rule": analysed["rule"], "call_path": analysed["call_path"],
-                  "function": analysed["function"]}
-        if not access.call_path and access.index in own:
-            own[access.index].update(fields)
-            continue
-        item["accesses"].append({
-            "instruction": access.index, "text": access.instruction, "space": access.space,
-            "width": access.width, "kind": access.kind, "atomic_op": None,
-            "line": access.line, "file": None, **fields})
-
-
-def _instance_json(instance, verdict) -> dict:
-    values, grid, block, allocations = instance
-    return {"params": {k: (f"hex:{v.hex()}" if isinstance(v, bytes) else v)
-                       for k, v in values.items()},
-            "grid": list(grid), "block": list(block),
-            "allocations": None if allocations is None else [list(a) for a in allocations]}
-
-
-def _print_text(loaded: LoadedInput, reports, verdicts=None, instance=None) -> None:
-    verdicts = verdicts or {}
-    for entry, kernels in reports:
-        _print_module_header(loaded, entry, len(kernels))
-        for function, structure, summary in kernels:
-            _print_kernel(structure, function, summary, verdicts.get(id(function)),
-                          instance)
-    for error in loaded.errors:
-        print(f"error: {error}")
-
-
-def _print_module_header(loaded: LoadedInput, entry: LoadedModule, count: int) -> None:
-    module = entry.module
-    where = "" if entry.origin == "file" else f" [{entry.origin}]"
-    language = entry.language.upper()
-    version = f" {module.version}" if module.version else ""
-    target = ", ".join(module.target) or entry.arch or "?"
-    print(f"{loaded.path}{where}: {language}{version}, target {target}, {count} kernel(s)")
-    if entry.note:
-        print(f"  ({entry.note})")
-    print()
-
-
-def _print_kernel(structure: KernelStructure, function, summary=None, verdict=None,
-                  instance=None) -> None:
-    from kernelcheck.binary.demangle import demangle
-
-    name = structure.name
-    demangled = demangle(name)
-    shown = name if demangled == name else f"{name}  ({demangled})"
-    loops = len(structure.loops)
-    print(f"{structure.kind} {shown}: {structure.instruction_count} instructions, "
-          f"{len(structure.blocks)} blocks, {loops} loop{'s' if loops != 1 else ''}")
-    if structure.params:
-        print("  parameters:")
-        width = max(len(p.name) for p in structure.params)
-        for p in structure.params:
-            pointer = "  pointer" if p.used_as_pointer else ""
-            print(f"    {p.name:<{width}}  .{p.ptx_type:<4} {p.size:>3} B at +{p.offset}"
-                  f"{pointer}")
-    for loop in structure.loops:
-        print(f"  loop: header {loop.header}, latch {', '.join(loop.latches)}, "
-              f"{len(loop.blocks)} blocks, depth {loop.depth}")
-    if structure.accesses:
-        print("  memory accesses:")
-        for access in structure.accesses:
-            kind = access.kind if access.atomic_op is None else f"atomic {access.atomic_op}"
-            width = f"{access.width} B" if access.width else "? B"
-            where = ""
-            if access.line is not None:
-                where = f"  {Path(access.file).name if access.file else '?'}:{access.line}"
-            print(f"    #{access.index:<4} {access.space:<7} {kind:<11} {width:>5}  "
-                  f"{access.text}{where}")
-    else:
-        print("  memory accesses: none in global or shared memory")
-    if structure.unknown_opcodes:
-        print(f"  unknown opcodes: {', '.join(structure.unknown_opcodes)}")
-    if summary is not None:
-        _print_summary(summary)
-    if verdict is not None:
-        _print_verdict(verdict, instance)
-    print()
-
-
-_CLASS_TEXT = {
-    "always": "always idempotent (every instance)",
-    "never": "never idempotent (no instance)",
-    "conditional": "conditionally idempotent (depends on the arguments)",
-    "not_proven": "not proven",
-}
-
-
-def _print_summary(summary) -> None:
-    print(f"  idempotency: {_CLASS_TEXT.get(summary.kernel_class, summary.kernel_class)}")
-    if summary.kernel_class == "conditional":
-        for condition in summary.conditions:
-            print(f"    - {condition}")
-    else:
-        for reason in summary.reasons:
-            print(f"    - {reason}")
-
-
-def _print_verdict(verdict, instance) -> None:
-    values, grid, block, _ = instance
-    dims = f"grid {'x'.join(map(str, grid))}, block {'x'.join(map(str, block))}"
-    print(f"  instance ({dims}): {verdict.verdict.replace('_', ' ')} "
-          f"(decided by {verdict.decided_by})")
-    if verdict.detail:
-        print(f"    {verdict.detail}")
-    if verdict.clobbered:
-        ranges = ", ".join(f"[{a:#x}, {b:#x})" for a, b in verdict.clobbered.ranges[:8])
-        more = len(verdict.clobbered.ranges) - 8
-        print(f"    clobbered bytes ({len(verdict.clobbered)}): {ranges}"
-              f"{f' and {more} more ranges' if more > 0 else ''}")
-
-
-def _run_jsonl(path: str, args: argparse.Namespace) -> int:
-    """The library-scale run: an executor (local pool or Dask), JSON lines as kernels
-    finish, a summary."""
+def _library_records(inputs: list[InputFile], args: argparse.Namespace
+                     ) -> tuple[list[dict], list[str]]:
+    """Analyse image by image over an executor (:func:`kernelcheck.corpus.run_corpus`)."""
     from kernelcheck.corpus import run_corpus
-
-    sink = sys.stdout if args.jsonl == "-" else open(args.jsonl, "w")  # noqa: SIM115
-    only = args.kernel
-
-    def write(record) -> None:
-        if only is not None and record.kernel is not None and only not in (
-                record.kernel, record.to_json()["demangled"]):
-            return
-        sink.write(json.dumps(record.to_json()) + "\n")
-        sink.flush()
-
     from kernelcheck.executor import executor_from_args
+    from kernelcheck.output.progress import progress_enabled
 
-    try:
-        with executor_from_args(args) as executor:
-            summary = run_corpus(path, arch=args.arch, prefer=args.prefer, on_record=write,
-                                 executor=executor)
-    finally:
-        if sink is not sys.stdout:
-            sink.close()
-    report = sys.stderr if args.jsonl == "-" else sys.stdout
-    ok = summary.kernels - summary.kernels_failed
-    print(f"{path}: {summary.images} image(s), {summary.kernels} kernel(s): {ok} analysed, "
-          f"{summary.kernels_failed} failed, {summary.images_failed} image(s) failed, "
-          f"in {summary.seconds:.1f} s", file=report)
-    for cause, count in summary.causes.most_common():
-        print(f"  {count} failed: {cause}", file=report)
-    for error in summary.input_errors:
-        print(f"error: {error}", file=report)
-    return 1 if summary.causes or summary.input_errors else 0
+    records: list[dict] = []
+    failures: list[str] = []
 
+    def keep(record) -> None:
+        if record.analysis is not None:
+            item = record.to_json()
+            records.append(item)
+        elif record.kernel is None:
+            failures.append(f"{record.file}:{record.image}: {record.cause}: {record.error}")
+        else:
+            from kernelcheck.output.records import failure_record
 
-def _kernel_regions(entry: LoadedModule, function):
-    """The re-executable regions of a kernel (PTX only), or ``None`` for the rest."""
-    from kernelcheck.regions import kernel_regions
+            records.append(failure_record(file=record.file, image=record.image,
+                                          arch=record.arch, language=record.language,
+                                          kernel=record.kernel, cause=record.cause or "",
+                                          error=record.error or ""))
 
-    if entry.language != "ptx" or not function.is_kernel:
-        return None
-    return kernel_regions(entry.module, function)
-
-
-def _add_regions(document: dict, reports) -> None:
-    """Put a ``regions`` field in every kernel item of a ``--json`` document."""
-    for (entry, kernels), module in zip(reports, document["modules"], strict=True):
-        for (function, _structure, _summary), item in zip(kernels, module["kernels"],
-                                                          strict=True):
-            regions = _kernel_regions(entry, function)
-            if regions is not None:
-                item["regions"] = regions.to_json()
-            elif function.is_kernel:
-                item["regions"] = {"status": "not_proven",
-                                   "reason": "regions are placed on PTX; this image has "
-                                             "only SASS"}
+    jobs = args.jobs
+    if jobs is None and not getattr(args, "every_core", False):
+        jobs = 1
+    options = {"kernel": args.kernel, "full_names": args.full_names}
+    with executor_from_args(args, jobs=jobs) as executor:
+        summary = run_corpus(inputs, arch=args.arch, prefer=args.prefer, stage="analysis",
+                             on_record=keep, executor=executor, options=options,
+                             progress=progress_enabled(args.quiet))
+    if args.kernel is not None and not records and not failures:
+        raise KernelcheckError(f"no kernel matches {args.kernel!r} in "
+                               f"{', '.join(i.path for i in inputs[:3])}"
+                               f"{' ...' if len(inputs) > 3 else ''}")
+    if not args.quiet:
+        ok = summary.kernels - summary.kernels_failed
+        say(f"kernelcheck: {summary.images} image(s), {summary.kernels} kernel(s): {ok} "
+            f"analysed, {summary.kernels_failed} failed, {summary.images_failed} image(s) "
+            f"failed, in {summary.seconds:.1f} s")
+    return records, list(summary.input_errors) + failures
 
 
-def _print_regions(reports) -> None:
-    """The ``--regions`` section of the text report."""
-    from kernelcheck.regions import format_regions
+def _write_records(records: list[dict], args: argparse.Namespace) -> None:
+    from kernelcheck.output.files import open_output
 
-    for entry, kernels in reports:
-        for function, _structure, _summary in kernels:
-            regions = _kernel_regions(entry, function)
-            if regions is None:
-                continue
-            print(f"regions of {function.name}:")
-            print(format_regions(regions))
-            print()
+    with open_output(args.output) as out:
+        if args.format == "jsonl":
+            for record in records:
+                out.write(json.dumps(record) + "\n")
+            return
+        from kernelcheck.output.sarif import ANALYZE_RULES, analyze_results, sarif_log
+
+        log = sarif_log(analyze_results(records, args.fail_on), ANALYZE_RULES,
+                        ["kernelcheck", *sys.argv[1:]])
+        json.dump(log, out, indent=1)
+        out.write("\n")

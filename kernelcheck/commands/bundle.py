@@ -14,6 +14,10 @@ import json
 import sys
 import time
 
+from kernelcheck.commands.common import add_quiet, examples
+from kernelcheck.commands.exitcodes import EXIT_OK
+from kernelcheck.errors import KernelcheckError
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``bundle`` sub-command and its actions."""
@@ -21,23 +25,39 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     parser = subparsers.add_parser(
         "bundle", help="create, inspect or import an analysis bundle (.kcb)",
+        epilog=examples("kernelcheck bundle create -o app.kcb build/libapp.so"),
         description="Analysis bundles: the analyses of every kernel of some binaries in one "
                     "file, made once and shipped to every node.")
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
-    create = actions.add_parser("create", help="analyse FILES into a bundle")
+    create = actions.add_parser(
+        "create", help="analyse FILES into a bundle",
+        description="Analyse every image of the FILEs into one bundle, written whole or not "
+                    "at all.",
+        epilog=examples("kernelcheck bundle create -o app.kcb --jobs 8 build/libapp.so"))
     create.add_argument("files", nargs="+", metavar="FILE",
-                        help=".ptx, .cubin, fatbin, executable or shared library")
+                        help=".ptx, .cubin, fatbin, executable or shared library files, "
+                             "directories or quoted globs")
     create.add_argument("-o", "--output", required=True, metavar="NAME.kcb",
                         help="the bundle to write")
     create.add_argument("--arch", metavar="SM", help="only fatbin entries for this "
                                                       "architecture")
+    create.add_argument("--keep-failed", action="store_true",
+                        help="write the bundle even when some images fail to analyse (they "
+                             "are recorded as failed, their kernels not proven); without it "
+                             "no bundle is written and the exit status is 2")
     add_executor_options(create)
+    add_quiet(create)
     create.set_defaults(func=_create)
-    info = actions.add_parser("info", help="show a bundle's manifest")
+    info = actions.add_parser("info", help="show a bundle's manifest",
+                              epilog=examples("kernelcheck bundle info app.kcb --format json"))
     info.add_argument("bundle", metavar="NAME.kcb")
-    info.add_argument("--json", action="store_true", help="write JSON")
+    info.add_argument("--format", choices=("text", "json"), default="text",
+                      help="how the manifest is written")
+    info.add_argument("--json", action="store_true",
+                      help="same as --format json (kept for one release)")
     info.set_defaults(func=_info)
-    imp = actions.add_parser("import", help="copy a bundle into the user's analysis cache")
+    imp = actions.add_parser("import", help="copy a bundle into the user's analysis cache",
+                             epilog=examples("kernelcheck bundle import app.kcb"))
     imp.add_argument("bundle", metavar="NAME.kcb")
     imp.set_defaults(func=_import)
 
@@ -45,14 +65,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _create(args: argparse.Namespace) -> int:
     from kernelcheck.bundle import create_bundle
     from kernelcheck.executor import executor_from_args
+    from kernelcheck.inputs import expand_inputs
+    from kernelcheck.output.files import check_writable
+    from kernelcheck.output.progress import progress_enabled
 
+    check_writable(args.output, "--output")
+    files = [item.path for item in expand_inputs(args.files)]
+    if any(path == "<stdin>" for path in files):
+        raise KernelcheckError("bundle create reads files, not standard input")
     with executor_from_args(args) as executor:
-        made = create_bundle(args.files, args.output, arch=args.arch, executor=executor)
+        made = create_bundle(files, args.output, arch=args.arch, executor=executor,
+                             progress=progress_enabled(args.quiet),
+                             keep_failed=args.keep_failed)
+    if not made.path:
+        for failure in made.failures[:5]:
+            print(f"  failed: {failure}")
+        raise KernelcheckError(f"{args.output} not written: {made.images_failed} of "
+                               f"{made.images} image(s) failed to analyse (listed above; "
+                               f"--keep-failed writes the bundle anyway)")
     print(f"{made.path}: {made.kernels} kernel(s) from {made.images} image(s), "
           f"{made.images_failed} image(s) failed")
     for failure in made.failures:
         print(f"  failed: {failure}")
-    return 1 if made.failures else 0
+    return EXIT_OK
 
 
 def _info(args: argparse.Namespace) -> int:
@@ -63,7 +98,7 @@ def _info(args: argparse.Namespace) -> int:
     warning = warn_ignored(info)
     if warning:
         print(warning, file=sys.stderr)
-    if args.json:
+    if args.json or args.format == "json":
         json.dump(info.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
         return 0

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
-from pathlib import Path
 
 from kernelcheck.errors import KernelcheckError
 from kernelcheck.ir.cfg import control_flow_graph
@@ -24,7 +22,6 @@ from kernelcheck.ir.export import (
 )
 from kernelcheck.ir.loops import is_reducible, natural_loops
 from kernelcheck.ir.nodes import Function
-from kernelcheck.ptx.parser import parse_ptx_file
 
 GRAPHS = ("cfg", "dataflow", "loops")
 FORMATS = ("dot", "json")
@@ -32,17 +29,25 @@ FORMATS = ("dot", "json")
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``graph`` sub-command."""
+    from kernelcheck.commands.common import add_output, examples
+
     parser = subparsers.add_parser(
         "graph",
+        epilog=examples("kernelcheck graph kernels.ptx --kernel vec_add --graph loops "
+                        "--format json -o loops.json"),
         help="print the control-flow, loop or def-use graph of PTX kernels (DOT or JSON)",
         description="Build the control-flow graph (blocks and edges), its natural loops, "
         "or the register def-use graph of one kernel (or every kernel) of a PTX file.",
     )
-    parser.add_argument("file", help="PTX file")
-    parser.add_argument("--kernel", help="kernel or function name (default: every kernel)")
+    parser.add_argument("files", nargs="+", metavar="FILE",
+                        help="PTX files (or binaries that embed PTX), directories, quoted "
+                             "globs, or '-' for standard input")
+    parser.add_argument("--kernel", metavar="PATTERN",
+                        help="kernel or function: mangled, demangled, short or template name, "
+                             "or a regular expression (default: every kernel)")
     parser.add_argument("--graph", choices=GRAPHS, default="cfg", help="which graph")
     parser.add_argument("--format", choices=FORMATS, default="dot", help="output format")
-    parser.add_argument("-o", "--output", help="write here instead of standard output")
+    add_output(parser, "the graph")
     parser.set_defaults(func=run)
 
 
@@ -65,32 +70,56 @@ def _select(module, name: str | None, path: str) -> tuple[Function, ...]:
         if not module.kernels:
             raise KernelcheckError(f"{path}: no kernel with a body")
         return module.kernels
-    try:
-        function = module.get_function(name)
-    except KeyError:
-        known = ", ".join(f.name for f in module.functions if f.body is not None)
+    from kernelcheck.names import match_kernels
+
+    defined = [f for f in module.functions if f.body is not None]
+    chosen = set(match_kernels(name, [f.name for f in defined]))
+    if not chosen:
+        known = ", ".join(f.name for f in defined[:20])
         raise KernelcheckError(
-            f"{path}: no kernel or function named {name!r} (found: {known or 'none'})"
-        ) from None
-    if function.body is None:
-        raise KernelcheckError(f"{path}: {name!r} is declared without a body")
-    return (function,)
+            f"{path}: no kernel or function matches {name!r} (found: {known or 'none'})")
+    return tuple(f for f in defined if f.name in chosen)
+
+
+def _ptx_modules(item) -> list:
+    """The PTX modules of one input: the file itself, or the PTX a binary embeds."""
+    from kernelcheck.inputs import load_input
+
+    loaded = load_input(item.path, prefer="ptx", data=item.data)
+    modules = [e.module for e in loaded.modules if e.language == "ptx"]
+    if not modules:
+        raise KernelcheckError(f"{item.path}: graphs are built from PTX, and this input has "
+                               f"only SASS (give the .ptx, or a binary that embeds PTX)")
+    return modules
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print or write the requested graph; exit status 0."""
-    module = parse_ptx_file(args.file)
-    functions = _select(module, args.kernel, args.file)
-    rendered = [render(f, args.graph, args.format) for f in functions]
+    """Print or write the requested graphs; exit status 0."""
+    from kernelcheck.inputs import expand_inputs
+    from kernelcheck.output.files import check_writable, open_output
+
+    if args.output not in (None, "-"):
+        check_writable(args.output, "--output")
+    rendered = []
+    known: list[str] = []
+    for item in expand_inputs(args.files):
+        for module in _ptx_modules(item):
+            known += [f.name for f in module.functions if f.body is not None]
+            try:
+                functions = _select(module, args.kernel, item.path)
+            except KernelcheckError:
+                if args.kernel is None:
+                    raise
+                continue
+            rendered += [render(f, args.graph, args.format) for f in functions]
+    if not rendered:
+        shown = ", ".join(known[:20]) + (" ..." if len(known) > 20 else "")
+        raise KernelcheckError(f"{', '.join(args.files)}: no kernel or function matches "
+                               f"{args.kernel!r} (found: {shown or 'none'})")
     if args.format == "dot":
         text = "".join(rendered)
     else:
         text = json.dumps(rendered[0] if len(rendered) == 1 else rendered, indent=2) + "\n"
-    if args.output:
-        try:
-            Path(args.output).write_text(text)
-        except OSError as error:
-            raise KernelcheckError(f"cannot write {args.output}: {error.strerror}") from error
-    else:
-        sys.stdout.write(text)
+    with open_output(args.output) as out:
+        out.write(text)
     return 0

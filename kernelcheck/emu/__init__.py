@@ -5,13 +5,25 @@
 verdict (:mod:`kernelcheck.emu.trace`).
 """
 
-from kernelcheck.emu import alu, convert, fpu, memops, warp  # noqa: F401  (register the ops)
+from kernelcheck.emu import (  # noqa: F401  (the op modules register their forms)
+    alu,
+    asynccopy,
+    convert,
+    fpu,
+    matrix,
+    memops,
+    video,
+    warp,
+    wmma,
+)
+from kernelcheck.emu.dispatch import dispatch_entries
 from kernelcheck.emu.emulator import Emulator, LaunchResult, Program, pack_params
 from kernelcheck.emu.executor import BitFlip, LaunchError
 from kernelcheck.emu.memory import DeviceMemory, MemoryFault
 from kernelcheck.emu.trace import AtomicRecord, ByteRanges, InstanceTrace
 
 __all__ = [
+    "dispatch_entries",
     "Emulator",
     "Program",
     "LaunchResult",

@@ -10,21 +10,25 @@ from __future__ import annotations
 
 import numpy as np
 
-from kernelcheck.emu.compiler import OPS, instruction_type
+from kernelcheck.emu.compiler import instruction_type
+from kernelcheck.emu.dispatch import form, register
 from kernelcheck.emu.values import NP_TYPE, SINT_OF_SIZE, UINT_OF_SIZE, is_float
 
 __all__: list[str] = []
 
 _U32 = np.uint32
 _U64 = np.uint64
+_ALL64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 
-
-def _register(*names):
-    def deco(factory):
-        for name in names:
-            OPS[name] = factory
-        return factory
-    return deco
+# Type groups of the forms (PTX ISA 9.7.1 integer, 9.7.3 float, 9.7.4 half precision).
+INT = "s16 s32 s64 u16 u32 u64"
+WIDE = "s16 s32 u16 u32"
+CARRY = "s32 s64 u32 u64"
+BITS = "b16 b32 b64"
+RND = "rn rz rm rp"
+#: Float forms of add/sub/mul (ISA 9.7.3.1-3, 9.7.4.1-3).
+FLOAT_ARITH = (form("f32", RND + " ftz sat"), form("f64", RND), form("f16 f16x2", "rn ftz sat"),
+               form("bf16 bf16x2", "rn"))
 
 
 def _itype(instr, cx):
@@ -97,7 +101,10 @@ def _wide(t):
     return ("s" if t[0] == "s" else "u") + str(16 * size)
 
 
-@_register("add", "sub")
+@register("add", form(INT), form("s32", "sat"), form(CARRY, "cc", required=["cc"]),
+          *FLOAT_ARITH)
+@register("sub", form(INT), form("s32", "sat"), form(CARRY, "cc", required=["cc"]),
+          *FLOAT_ARITH)
 def _add_sub(instr, cx):
     t = _itype(instr, cx)
     if is_float(t):
@@ -115,7 +122,8 @@ def _add_sub(instr, cx):
     return _binary(instr, cx, t, np.subtract if sub else np.add)
 
 
-@_register("addc", "subc")
+@register("addc", form(CARRY, "cc"))
+@register("subc", form(CARRY, "cc"))
 def _addc(instr, cx):
     t = _itype(instr, cx)
     return _carry(instr, cx, t, instr.opcode == "subc", True, "cc" in instr.modifiers)
@@ -129,7 +137,19 @@ def _add_carry(x, y, cin):
 
 
 def _carry(instr, cx, t, sub, carry_in, carry_out):
-    """add.cc/addc/sub.cc/subc: the carry (borrow for sub) lives in register 0 per lane."""
+    """add.cc/addc/sub.cc/subc (PTX ISA 9.7.2.1-2.4): the condition code CC.CF lives in
+    register 0 per lane.
+
+    The ISA writes subtraction in borrow terms (``subc``: ``d = a - (b + CC.CF)``, "borrow
+    out written to CC.CF"), but CC.CF is one carry flag shared by the whole extended-precision
+    family, and what a subtraction leaves in it is the carry of the two's-complement sum
+    ``a + ~b + 1``: 1 when no borrow occurs (``a >= b`` unsigned), 0 on a borrow. ``subc``
+    consumes it in the same sense, ``d = a + ~b + CC.CF`` = ``a - b - (1 - CC.CF)``; this is
+    how NVIDIA hardware executes the chain (IADD3 with an inverted operand and carry), so a
+    ``sub.cc``/``subc`` chain computes a multi-word difference, ``addc.u32 d, 0, 0`` after
+    ``sub.cc`` reads 1 exactly when there was no borrow, and ``subc.u32 d, 0, 0`` reads 0 or
+    -1 (the borrow mask).
+    """
     ut = "u32" if NP_TYPE[t].itemsize == 4 else "u64"
     a = cx.src(instr.operands[1], ut)
     b = cx.src(instr.operands[2], ut)
@@ -139,12 +159,8 @@ def _carry(instr, cx, t, sub, carry_in, carry_out):
     def run(st, fr, mask):
         x = np.asarray(a(st, fr), dtype=udt)
         y = np.asarray(b(st, fr), dtype=udt)
-        cin = fr.regs[0].astype(udt) if carry_in else udt.type(0)
-        if sub:
-            r = x - y - cin
-            cout = (x < y) | ((x - y) < cin)
-        else:
-            r, cout = _add_carry(x, y, cin)
+        cin = fr.regs[0].astype(udt) if carry_in else udt.type(1 if sub else 0)
+        r, cout = _add_carry(x, ~y if sub else y, cin)
         put(st, fr, r, mask)
         if carry_out:
             c = np.broadcast_to(cout, (st.L,)).astype(np.uint32)
@@ -152,7 +168,8 @@ def _carry(instr, cx, t, sub, carry_in, carry_out):
     return run
 
 
-@_register("mul")
+@register("mul", form(INT, "lo hi", required=["lo hi"]), form(WIDE, "wide", required=["wide"]),
+          *FLOAT_ARITH)
 def _mul(instr, cx):
     t = _itype(instr, cx)
     if is_float(t):
@@ -169,12 +186,17 @@ def _mul(instr, cx):
     return _binary(instr, cx, t, np.multiply)
 
 
-@_register("mul24", "mad24")
+@register("mul24", form("s32 u32", "lo hi", required=["lo hi"]))
+@register("mad24", form("s32 u32", "lo hi", required=["lo hi"]),
+          form("s32", "hi sat", required=["hi", "sat"]))
 def _mul24(instr, cx):
-    """mul24/mad24 (PTX ISA 9.7.1.6-7): the 48-bit product of the low 24 bits of each
-    operand; ``.lo`` keeps bits 0..31 and ``.hi`` bits 16..47."""
+    """mul24/mad24 (PTX ISA 9.7.1.5-6): the 48-bit product of the low 24 bits of each
+    operand; ``.lo`` keeps bits 0..31 and ``.hi`` bits 16..47. ``mad24.hi.sat.s32``: ".sat
+    limits result of 32-bit signed addition to MININT..MAXINT (no overflow). Applies only to
+    .s32 type in .hi mode": the sum of ``t<47..16>`` (as s32) and ``c`` is clamped."""
     t = _itype(instr, cx)
     hi = "hi" in instr.modifiers
+    sat = "sat" in instr.modifiers
     s = t[0] == "s"
 
     def low24(v):
@@ -191,13 +213,19 @@ def _mul24(instr, cx):
         product = low24(a(st, fr)) * low24(b(st, fr))
         r = ((product >> 16) if hi else product) & 0xFFFFFFFF
         r = r.astype(np.uint32).view(NP_TYPE[t])
-        if c is not None:
+        if sat:
+            wide = r.astype(np.int64) + np.asarray(c(st, fr)).astype(np.int64)
+            r = np.clip(wide, -2**31, 2**31 - 1).astype(np.int32)
+        elif c is not None:
             r = r + c(st, fr)
         put(st, fr, r, mask)
     return run
 
 
-@_register("mad")
+@register("mad", form(INT, "lo hi", required=["lo hi"]), form(WIDE, "wide", required=["wide"]),
+          form("s32", "hi sat", required=["hi", "sat"]),
+          form(CARRY, "lo hi cc", required=["lo hi", "cc"]),
+          form("f32", RND + " ftz sat", required=[RND]), form("f64", RND, required=[RND]))
 def _mad(instr, cx):
     t = _itype(instr, cx)
     if is_float(t):
@@ -221,6 +249,14 @@ def _mad(instr, cx):
         return _mad_carry(instr, cx, t, carry_in=False)
     c = cx.src(instr.operands[3], t)
     put = cx.dst(instr.operands[0], t)
+    if "sat" in mods:
+        # mad.hi.sat.s32 (ISA 9.7.1.4): the high half plus c, clamped to [INT_MIN, INT_MAX]
+        # instead of wrapping.
+        def run_sat(st, fr, mask):
+            x, y = np.asarray(a(st, fr)), np.asarray(b(st, fr))
+            r = _mul_hi(x, y, t).astype(np.int64) + np.asarray(c(st, fr)).astype(np.int64)
+            put(st, fr, np.clip(r, -2**31, 2**31 - 1).astype(np.int32), mask)
+        return run_sat
 
     def run(st, fr, mask):
         x, y = np.asarray(a(st, fr)), np.asarray(b(st, fr))
@@ -229,7 +265,7 @@ def _mad(instr, cx):
     return run
 
 
-@_register("madc")
+@register("madc", form(CARRY, "lo hi cc", required=["lo hi"]))
 def _madc(instr, cx):
     return _mad_carry(instr, cx, _itype(instr, cx), carry_in=True)
 
@@ -262,7 +298,7 @@ def _mad_carry(instr, cx, t, carry_in):
     return run
 
 
-@_register("sad")
+@register("sad", form(INT))
 def _sad(instr, cx):
     t = _itype(instr, cx)
     a, b, c = (cx.src(o, t) for o in instr.operands[1:4])
@@ -318,7 +354,9 @@ def _rem(a, b, t):
     return np.where(zero, a, r).astype(dt)
 
 
-@_register("div")
+@register("div", form(INT), form("f32", "approx full ftz"), form("f32", RND + " ftz",
+                                                                required=[RND]),
+          form("f64", RND, required=[RND]))
 def _div_op(instr, cx):
     t = _itype(instr, cx)
     if is_float(t):
@@ -327,14 +365,15 @@ def _div_op(instr, cx):
     return _binary(instr, cx, t, lambda a, b: _div(a, b, t))
 
 
-@_register("rem")
+@register("rem", form(INT))
 def _rem_op(instr, cx):
     t = _itype(instr, cx)
     return _binary(instr, cx, t, lambda a, b: _rem(a, b, t))
 
 
 # ------------------------------------------------------------------ abs/neg/min/max
-@_register("abs", "neg")
+@register("abs", form("s16 s32 s64"), form("f32 f16 f16x2", "ftz"), form("f64 bf16 bf16x2"))
+@register("neg", form("s16 s32 s64"), form("f32 f16 f16x2", "ftz"), form("f64 bf16 bf16x2"))
 def _abs_neg(instr, cx):
     t = _itype(instr, cx)
     if is_float(t):
@@ -346,9 +385,15 @@ def _abs_neg(instr, cx):
                                                    a).astype(NP_TYPE[t]))
 
 
-@_register("min", "max")
+@register("min", form(INT), form("s32", "relu"), form("f32", "ftz NaN"), form("f64"),
+          form("f16 f16x2", "ftz NaN"), form("bf16 bf16x2", "NaN"))
+@register("max", form(INT), form("s32", "relu"), form("f32", "ftz NaN"), form("f64"),
+          form("f16 f16x2", "ftz NaN"), form("bf16 bf16x2", "NaN"))
 def _min_max(instr, cx):
     t = _itype(instr, cx)
+    if len(instr.operands) != 3:
+        # min/max of three inputs (PTX ISA 8.8, sm_100) is not run: never drop an operand.
+        raise cx.unsupported(f"'{instr.full_opcode}' with {len(instr.operands) - 1} inputs")
     if is_float(t):
         from kernelcheck.emu.fpu import float_minmax
         return float_minmax(instr, cx, t)
@@ -359,27 +404,30 @@ def _min_max(instr, cx):
 
 
 # ------------------------------------------------------------------ logic and shifts
-@_register("and", "or", "xor")
+@register("and", form("pred " + BITS))
+@register("or", form("pred " + BITS))
+@register("xor", form("pred " + BITS))
 def _logic(instr, cx):
     t = _itype(instr, cx)
     f = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[instr.opcode]
     return _binary(instr, cx, t, f)
 
 
-@_register("not")
+@register("not", form("pred " + BITS))
 def _not(instr, cx):
     t = _itype(instr, cx)
     return _unary(instr, cx, t, np.invert if t != "pred" else np.logical_not)
 
 
-@_register("cnot")
+@register("cnot", form(BITS))
 def _cnot(instr, cx):
     t = _itype(instr, cx)
     dt = NP_TYPE[t]
     return _unary(instr, cx, t, lambda a: (np.asarray(a) == 0).astype(dt))
 
 
-@_register("shl", "shr")
+@register("shl", form(BITS))
+@register("shr", form(BITS + " " + INT))
 def _shift(instr, cx):
     t = _itype(instr, cx)
     dt = NP_TYPE[t]
@@ -405,7 +453,7 @@ def _shift(instr, cx):
     return run
 
 
-@_register("shf")
+@register("shf", form("b32", "l r clamp wrap", required=["l r", "clamp wrap"]))
 def _shf(instr, cx):
     mods = instr.modifiers
     left = "l" in mods
@@ -429,7 +477,7 @@ def _shf(instr, cx):
     return run
 
 
-@_register("lop3")
+@register("lop3", form("b32"))
 def _lop3(instr, cx):
     a, b, c = (cx.src(o, "b32") for o in instr.operands[1:4])
     lut = instr.operands[4]
@@ -449,8 +497,14 @@ def _lop3(instr, cx):
     return run
 
 
-@_register("bfe")
+@register("bfe", form("s32 s64 u32 u64"))
 def _bfe(instr, cx):
+    """bfe (PTX ISA 9.7.1 "Integer Arithmetic Instructions: bfe"): ``pos = b & 0xff``,
+    ``len = c & 0xff``; bit ``i`` of ``d`` is ``a[pos+i]`` when ``i < len && pos+i <= msb``,
+    else the sign bit ``sbit``, which is 0 for the unsigned types or ``len == 0`` and
+    ``a[min(pos+len-1, msb)]`` otherwise: "If the start position is beyond the msb of the
+    input, the destination d is filled with the replicated sign bit of the extracted
+    field"."""
     t = _itype(instr, cx)
     dt = NP_TYPE[t]
     bits = 8 * dt.itemsize
@@ -460,31 +514,33 @@ def _bfe(instr, cx):
     put = cx.dst(instr.operands[0], t)
     signed = t[0] == "s"
     ut = UINT_OF_SIZE[dt.itemsize]
+    width_mask = _U64((1 << bits) - 1)
+
+    def low_mask(k):
+        # (1 << k) - 1 for k in 0..64 without a shift by 64 (undefined in C and numpy)
+        return np.where(k == 0, _U64(0), _ALL64 >> (64 - np.maximum(k, 1)).astype(_U64))
 
     def run(st, fr, mask):
-        x = np.asarray(a(st, fr)).astype(dt).view(ut) if np.ndim(a(st, fr)) else \
-            np.asarray(a(st, fr)).astype(dt).astype(ut)
-        pos = np.minimum(np.asarray(b(st, fr)) & 0xFF, bits).astype(np.int64)
-        ln = np.minimum(np.asarray(c(st, fr)) & 0xFF, bits).astype(np.int64)
-        xs = x.astype(object) if bits == 64 else x.astype(np.int64)
-        shape = np.broadcast(x, pos, ln).shape
-        out = np.empty(shape, dtype=np.int64 if bits < 64 else object)
-        xb = np.broadcast_to(xs, shape)
-        pb = np.broadcast_to(pos, shape)
-        lb = np.broadcast_to(ln, shape)
-        # field = (x >> pos) & ((1 << len) - 1), sign bit from bit min(pos+len-1, bits-1)
-        field = (xb >> pb) & ((np.ones(shape, dtype=out.dtype) << lb) - 1)
+        x = np.asarray(a(st, fr)).astype(dt).view(ut).astype(_U64) if np.ndim(a(st, fr)) \
+            else np.asarray(a(st, fr)).astype(dt).astype(ut).astype(_U64)
+        pos = (np.asarray(b(st, fr)).astype(np.int64) & 0xFF)
+        ln = (np.asarray(c(st, fr)).astype(np.int64) & 0xFF)
+        x, pos, ln = np.broadcast_arrays(x, pos, ln)
+        # bits taken from a: those i < len with pos + i <= msb
+        taken = np.clip(np.minimum(ln, bits - pos), 0, bits)
+        shifted = x >> np.minimum(pos, bits - 1).astype(_U64)
+        field = shifted & low_mask(taken)
         if signed:
-            sbit_pos = np.minimum(pb + lb - 1, bits - 1)
-            sbit = np.where(lb == 0, 0, (xb >> np.maximum(sbit_pos, 0)) & 1)
-            ext = np.where(sbit == 1, ((1 << bits) - 1) ^ ((1 << lb) - 1), 0)
-            field = field | ext
-        out[...] = field & ((1 << bits) - 1)
-        put(st, fr, out.astype(np.uint64).astype(ut).view(dt), mask)
+            sbit_pos = np.minimum(pos + ln - 1, bits - 1)
+            sbit = (x >> np.maximum(sbit_pos, 0).astype(_U64)) & _U64(1)
+            fill = (sbit == 1) & (ln > 0)
+            field = np.where(fill, field | (width_mask & ~low_mask(taken)), field)
+        out = (field & width_mask).astype(ut).view(dt)
+        put(st, fr, out, mask)
     return run
 
 
-@_register("bfi")
+@register("bfi", form("b32 b64"))
 def _bfi(instr, cx):
     t = _itype(instr, cx)
     dt = NP_TYPE[t]
@@ -508,7 +564,7 @@ def _bfi(instr, cx):
     return run
 
 
-@_register("prmt")
+@register("prmt", form("b32", "f4e b4e rc8 ecl ecr rc16"))
 def _prmt(instr, cx):
     mode = next((m for m in instr.modifiers if m in ("f4e", "b4e", "rc8", "ecl", "ecr",
                                                      "rc16")), None)
@@ -558,7 +614,7 @@ def _prmt(instr, cx):
 
 
 # ------------------------------------------------------------------ bit counting
-@_register("popc")
+@register("popc", form("b32 b64"))
 def _popc(instr, cx):
     t = _itype(instr, cx)
 
@@ -580,14 +636,14 @@ def _msb(x: np.ndarray, bits: int) -> np.ndarray:
     return pos
 
 
-@_register("clz")
+@register("clz", form("b32 b64"))
 def _clz(instr, cx):
     t = _itype(instr, cx)
     bits = 8 * NP_TYPE[t].itemsize
     return _unary(instr, cx, t, lambda a: (bits - 1 - _msb(a, bits)).astype(_U32), "u32")
 
 
-@_register("bfind")
+@register("bfind", form("s32 s64 u32 u64", "shiftamt"))
 def _bfind(instr, cx):
     t = _itype(instr, cx)
     bits = 8 * NP_TYPE[t].itemsize
@@ -605,7 +661,7 @@ def _bfind(instr, cx):
     return _unary(instr, cx, t, f, "u32")
 
 
-@_register("brev")
+@register("brev", form("b32 b64"))
 def _brev(instr, cx):
     t = _itype(instr, cx)
     dt = NP_TYPE[t]
@@ -620,12 +676,92 @@ def _brev(instr, cx):
     return _unary(instr, cx, t, f)
 
 
-@_register("fns")
+@register("fns", form("b32"))
 def _fns(instr, cx):
-    raise cx.unsupported()
+    """fns.b32 d, mask, base, offset (ISA 9.7.1.23): the bit position of the |offset|-th set
+    bit of ``mask`` counting from ``base`` upward (offset > 0) or downward (offset < 0),
+    ``base`` itself when offset is 0 and that bit is set; 0xffffffff when there is none."""
+    m = cx.src(instr.operands[1], "b32")
+    b = cx.src(instr.operands[2], "u32")
+    o = cx.src(instr.operands[3], "s32")
+    put = cx.dst(instr.operands[0], "b32")
+
+    def run(st, fr, mask):
+        bits = np.asarray(m(st, fr)).astype(np.int64)
+        base = np.asarray(b(st, fr)).astype(np.int64)
+        off = np.asarray(o(st, fr)).astype(np.int64)
+        shape = np.broadcast(bits, base, off).shape
+        bits, base, off = (np.broadcast_to(v, shape) for v in (bits, base, off))
+        result = np.full(shape, -1, dtype=np.int64)
+        found = np.zeros(shape, dtype=bool)
+        remaining = np.abs(off)
+        step = np.where(off < 0, -1, 1)
+        for k in range(32):
+            pos = base + step * k
+            inside = (pos >= 0) & (pos < 32)
+            set_bit = inside & (((bits >> np.clip(pos, 0, 31)) & 1) == 1)
+            # offset 0 looks at base only; otherwise count set bits until |offset|.
+            hit = set_bit & ~found & np.where(off == 0, k == 0, remaining == 1)
+            result = np.where(hit, pos, result)
+            found |= hit
+            remaining = np.where(set_bit & ~found & (off != 0), remaining - 1, remaining)
+        put(st, fr, (result & 0xFFFFFFFF).astype(_U32), mask)
+    return run
 
 
-@_register("dp4a", "dp2a")
+@register("bmsk", form("b32", "clamp wrap", required=["clamp wrap"]))
+def _bmsk(instr, cx):
+    """bmsk.mode.b32 d, a, b (ISA 9.7.1.25): ``b`` one bits starting at bit ``a``; ``.wrap``
+    takes both modulo 32, ``.clamp`` gives no bits past bit 31 (position >= 32: 0)."""
+    a = cx.src(instr.operands[1], "u32")
+    b = cx.src(instr.operands[2], "u32")
+    put = cx.dst(instr.operands[0], "b32")
+    clamp = "clamp" in instr.modifiers
+    ones = np.int64(0xFFFFFFFF)
+
+    def run(st, fr, mask):
+        x = np.asarray(a(st, fr)).astype(np.int64)
+        y = np.asarray(b(st, fr)).astype(np.int64)
+        a1, b1 = x & 31, y & 31
+        total = a1 + b1
+        mask0 = (ones << a1) & ones
+        mask1 = np.where(total >= 32, 0, (ones << np.minimum(total, 31)) & ones)
+        if clamp:
+            mask0 = np.where(x >= 32, 0, mask0)
+            mask1 = np.where((x >= 32) | (y >= 32), 0, mask1)
+        mask1 = np.where((total < 32) & ~((x >= 32) | (y >= 32) if clamp else False)
+                         & (b1 == 0), ones, mask1)
+        put(st, fr, (mask0 & ~mask1 & ones).astype(_U32), mask)
+    return run
+
+
+@register("szext", form("s32 u32", "clamp wrap", required=["clamp wrap"]))
+def _szext(instr, cx):
+    """szext.mode.type d, a, b (ISA 9.7.1.26): sign- (s32) or zero- (u32) extend the low
+    ``b`` bits of ``a``; ``.wrap`` takes ``b`` modulo 32, ``.clamp`` keeps all of ``a``
+    when ``b >= 32``; a width of 0 (after ``.wrap``) keeps no bit: the result is 0."""
+    a = cx.src(instr.operands[1], "u32")
+    b = cx.src(instr.operands[2], "u32")
+    put = cx.dst(instr.operands[0], "b32")
+    clamp = "clamp" in instr.modifiers
+    signed = "s32" in instr.modifiers
+    ones = np.int64(0xFFFFFFFF)
+
+    def run(st, fr, mask):
+        x = np.asarray(a(st, fr)).astype(np.int64)
+        y = np.asarray(b(st, fr)).astype(np.int64)
+        b1 = y & 31
+        too_large = (y >= 32) if clamp else np.zeros(np.shape(y), bool)
+        m = np.where(too_large, 0, (ones << b1) & ones)
+        sign = (x >> ((b1 - 1) & 31)) & 1 if signed else np.zeros(np.shape(x), np.int64)
+        sign = np.where((b1 == 0) | too_large, 0, sign)
+        r = (x & ~m & ones) | np.where(sign == 1, m, 0)
+        put(st, fr, (r & ones).astype(_U32), mask)
+    return run
+
+
+@register("dp4a", form("u32.u32 u32.s32 s32.u32 s32.s32"))
+@register("dp2a", form("u32.u32 u32.s32 s32.u32 s32.s32", "lo hi", required=["lo hi"]))
 def _dp(instr, cx):
     ta, tb = [m for m in instr.modifiers if m in ("u32", "s32")][:2]
     a = cx.src(instr.operands[1], "b32")
@@ -661,7 +797,7 @@ def _dp(instr, cx):
 
 
 # ------------------------------------------------------------------ selection
-@_register("selp")
+@register("selp", form(BITS + " " + INT + " f32 f64"))
 def _selp(instr, cx):
     t = _itype(instr, cx)
     a = cx.src(instr.operands[1], t)
@@ -674,7 +810,8 @@ def _selp(instr, cx):
     return run
 
 
-@_register("slct")
+@register("slct", form(" ".join(f"{t}.s32" for t in (BITS + " " + INT + " f32 f64").split())),
+          form(" ".join(f"{t}.f32" for t in (BITS + " " + INT + " f32 f64").split()), "ftz"))
 def _slct(instr, cx):
     types = [m for m in instr.modifiers if m in NP_TYPE]
     t, ct = types[0], types[-1]
@@ -683,9 +820,16 @@ def _slct(instr, cx):
     c = cx.src(instr.operands[3], ct)
     put = cx.dst(instr.operands[0], t)
 
+    ftz = "ftz" in instr.modifiers
+
     def run(st, fr, mask):
-        put(st, fr, np.where(np.asarray(c(st, fr)) >= 0, a(st, fr), b(st, fr))
-            .astype(NP_TYPE[t]), mask)
+        # slct (ISA 9.7.7.2): a when c >= 0 (-0.0 included, NaN not); .ftz reads a
+        # subnormal f32 c as zero of its sign, so -subnormal selects a.
+        cv = np.asarray(c(st, fr))
+        if ftz:
+            cv = np.where((np.abs(cv) < np.float32(1.1754944e-38)) & (cv != 0),
+                          np.copysign(np.float32(0), cv), cv)
+        put(st, fr, np.where(cv >= 0, a(st, fr), b(st, fr)).astype(NP_TYPE[t]), mask)
     return run
 
 

@@ -38,8 +38,37 @@ def _combine(op: str, old: np.ndarray, b: np.ndarray, c: np.ndarray | None) -> n
     raise ValueError(op)
 
 
+def half_add(ptype: str):
+    """The combine of ``atom.add.noftz`` on f16, bf16 and their packed pairs (ISA 9.7.13.5):
+    one rounding to nearest even of the exact sum, per half, no flush of subnormals. Operands
+    are the 16- or 32-bit patterns."""
+    from kernelcheck.emu.narrow import to_bf16, to_odd, two_sum
+    from kernelcheck.emu.values import bf16_to_f32
+
+    def add16(x, y, bf):
+        if bf:
+            s, e = two_sum(bf16_to_f32(x).astype(np.float64), bf16_to_f32(y).astype(
+                np.float64))
+            return to_bf16(to_odd(s, e))
+        # Two f16 values add exactly in float64; numpy rounds float64 to float16 once.
+        return (x.view(np.float16).astype(np.float64) + y.view(np.float16).astype(
+            np.float64)).astype(np.float16).view(np.uint16)
+
+    bf = ptype.startswith("bf")
+    if ptype in ("f16", "bf16"):
+        return lambda old, b: add16(old, b, bf)
+
+    def add_pair(old, b):
+        lo = add16((old & np.uint32(0xFFFF)).astype(np.uint16),
+                   (b & np.uint32(0xFFFF)).astype(np.uint16), bf)
+        hi = add16((old >> np.uint32(16)).astype(np.uint16),
+                   (b >> np.uint32(16)).astype(np.uint16), bf)
+        return (hi.astype(np.uint32) << np.uint32(16)) | lo.astype(np.uint32)
+    return add_pair
+
+
 def apply_atomic(view: np.ndarray, index: np.ndarray, op: str, b: np.ndarray,
-                 c: np.ndarray | None = None) -> np.ndarray:
+                 c: np.ndarray | None = None, combine=None) -> np.ndarray:
     """Apply ``op`` at ``view[index[k]]`` with operand ``b[k]`` for k in order; return olds.
 
     Parameters
@@ -52,6 +81,8 @@ def apply_atomic(view: np.ndarray, index: np.ndarray, op: str, b: np.ndarray,
         ``add``, ``min``, ``max``, ``and``, ``or``, ``xor``, ``exch``, ``inc``, ``dec``, ``cas``.
     b, c : numpy.ndarray
         Operands (``c`` only for ``cas``: ``b`` is the compare value, ``c`` the new value).
+    combine : callable, optional
+        ``combine(old, b) -> new`` replacing ``op`` (the half-precision adds).
 
     Returns
     -------
@@ -76,6 +107,15 @@ def apply_atomic(view: np.ndarray, index: np.ndarray, op: str, b: np.ndarray,
     starts = np.flatnonzero(np.r_[True, sorted_idx[1:] != sorted_idx[:-1]])
     group_sizes = np.diff(np.r_[starts, n])
     rounds = int(group_sizes.max())
+    if combine is not None:
+        rank = np.arange(n) - np.repeat(starts, group_sizes)
+        for r in range(rounds):
+            sel = order[rank == r]
+            where = index[sel]
+            cur = view[where]
+            old[sel] = cur
+            view[where] = combine(cur, b[sel])
+        return old
     if rounds <= max(8, len(starts)) or (op not in _UFUNC and op != "exch" and
                                          rounds <= 4 * len(starts)):
         rank = np.arange(n) - np.repeat(starts, group_sizes)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from kernelcheck.emu.dispatch import OPS, check, declare, form
 from kernelcheck.emu.values import (
     NP_TYPE,
     UINT_OF_SIZE,
@@ -53,8 +54,8 @@ from kernelcheck.ir.nodes import (
 )
 
 __all__ = ["Op", "CompiledFunction", "CompileContext", "PLAIN", "BRANCH", "EXIT", "RET",
-           "CALL", "BRX", "TRAP", "BARRIER", "OPS", "ASSERT_FAIL", "where", "instruction_type",
-           "assertion_details"]
+           "CALL", "BRX", "TRAP", "BARRIER", "OPS", "ASSERT_FAIL", "INTERNAL_ERRORS", "where",
+           "function_where", "instruction_type", "assertion_details"]
 
 PLAIN, BRANCH, EXIT, RET, CALL, BRX, TRAP, BARRIER = range(8)
 
@@ -63,10 +64,32 @@ ASSERT_FAIL = "__assertfail"
 #: Longest assertion string decoded (bytes).
 _STRING_LIMIT = 512
 
-#: opcode -> factory(instr, cx) returning fn(st, fr, mask); filled by the op modules.
-OPS: dict = {}
+# Control flow and barriers are compiled here, not by a factory (PTX ISA 9.7.12
+# "Control Flow Instructions", 9.7.13.1 bar/barrier).
+declare("bra", form("", "uni"))
+declare("brx", form("", "idx uni", required=["idx"]))
+declare("exit", form(""))
+declare("ret", form("", "uni"))
+declare("trap", form(""))
+declare("call", form("", "uni"))
+declare("bar", form("", "sync cta aligned"), form("", "warp sync", required=["warp"]))
+declare("barrier", form("", "sync cta aligned"))
 
 _TYPES = frozenset(NP_TYPE)
+
+
+#: Python errors an op factory or closure raises on IR it cannot run (operands of a shape it
+#: does not take, a value it cannot represent): each becomes UnsupportedFeature at the
+#: instruction, never a crash.
+INTERNAL_ERRORS = (KeyError, IndexError, ValueError, TypeError, ArithmeticError, AttributeError,
+                   StopIteration, NotImplementedError)
+
+
+def function_where(function: Function) -> str:
+    """Human position of a function: its name and, when known, its PTX line."""
+    if function.pos is not None:
+        return f"{function.name} (PTX line {function.pos.line})"
+    return function.name
 
 
 def where(instr: Instruction, function: Function) -> str:
@@ -175,6 +198,10 @@ class CompileContext:
             return lambda st, fr: value
         if kind is SpecialRegister:
             name = operand.name
+            from kernelcheck.emu.executor import special_register_runs
+            if not special_register_runs(name):
+                raise self.unsupported(f"special register {name} in "
+                                       f"'{self.instr.full_opcode}'")
             if name in ("%clock", "%clock64", "%globaltimer", "%globaltimer_lo",
                         "%globaltimer_hi"):
                 return lambda st, fr: to_type(st.clock(name), ptype)
@@ -240,6 +267,9 @@ def compile_function(function: Function, symbols: dict[str, tuple[str, int]],
     reg_storage: list[np.dtype] = [np.dtype(np.uint32)]
     for name, rtype in function.register_types.items():
         if name not in reg_index:
+            if rtype not in NP_TYPE:
+                raise UnsupportedFeature(f"register {name} of type .{rtype}",
+                                         function_where(function))
             reg_index[name] = len(reg_storage)
             reg_storage.append(storage_dtype(rtype))
     symbols = dict(symbols)
@@ -293,11 +323,27 @@ def compile_function(function: Function, symbols: dict[str, tuple[str, int]],
 
 
 def _compile_instruction(instr: Instruction, cx: CompileContext, labels: dict[str, int]) -> Op:
+    check(instr, where(instr, cx.function))
+    try:
+        return _compile_checked(instr, cx, labels)
+    except INTERNAL_ERRORS as err:
+        # Operands of a shape the op does not take (too few, a vector where a register
+        # belongs, ...): the instruction is not run, never crashed on.
+        raise cx.unsupported(f"instruction '{instr.full_opcode}' with operands "
+                             f"{', '.join(map(str, instr.operands))} ({type(err).__name__}: "
+                             f"{err})") from None
+
+
+def _compile_checked(instr: Instruction, cx: CompileContext, labels: dict[str, int]) -> Op:
     guard = -1
     negated = False
     if instr.guard is not None:
         guard = cx.reg(instr.guard.register)
         negated = instr.guard.negated
+        if cx.reg_storage[guard] != np.bool_:
+            # "@{!}p": the guard is a predicate register (PTX ISA 9.3 "Predicated Execution")
+            raise cx.unsupported(f"guard {instr.guard.register} of '{instr.full_opcode}' "
+                                 f"is not a .pred register")
     op = instr.opcode
     if op == "bra":
         target = instr.operands[0]
@@ -314,16 +360,31 @@ def _compile_instruction(instr: Instruction, cx: CompileContext, labels: dict[st
         return Op(TRAP, None, instr, guard, negated)
     if op == "call":
         return _compile_call(instr, cx, guard, negated)
-    if op in ("bar", "barrier") and instr.modifiers and instr.modifiers[0] in (
-            "sync", "cta", "aligned") or op == "bar" and not instr.modifiers:
-        if any(m in ("red", "arrive") for m in instr.modifiers):
-            raise cx.unsupported()
+    if op in ("bar", "barrier") and "red" not in instr.modifiers:
+        # bar{.cta}.sync / barrier{.cta}.sync{.aligned} a{, b}; bar.warp.sync membermask:
+        # the minimum-PC schedule runs a barrier only once every lane of the block (warp)
+        # that will reach it is there (see kernelcheck.emu.executor), so it is a rendezvous
+        # with nothing left to do.
         return Op(BARRIER, None, instr, guard, negated)
     factory = OPS.get(op)
     if factory is None:
         raise cx.unsupported()
-    fn = factory(instr, cx)
+    fn = _guarded(factory(instr, cx), instr, cx.function)
     return Op(PLAIN, fn, instr, guard, negated, dests=cx.dest_regs(instr))
+
+
+def _guarded(fn, instr: Instruction, function: Function):
+    """``fn`` turning an internal error while it runs (a value it cannot represent, a NaN
+    converted to a format without NaN) into UnsupportedFeature at the instruction: the
+    emulator never crashes and never writes a made-up value."""
+    def run(st, fr, mask):
+        try:
+            return fn(st, fr, mask)
+        except INTERNAL_ERRORS as err:
+            raise UnsupportedFeature(f"instruction '{instr.full_opcode}' could not be run "
+                                     f"({type(err).__name__}: {err})",
+                                     where(instr, function)) from None
+    return run
 
 
 def _compile_brx(instr, cx, labels, guard, negated) -> Op:

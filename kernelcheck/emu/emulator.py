@@ -40,7 +40,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kernelcheck.emu.compiler import CompiledFunction, compile_function
+from kernelcheck.emu.compiler import (
+    INTERNAL_ERRORS,
+    CompiledFunction,
+    compile_function,
+    function_where,
+)
 from kernelcheck.emu.executor import Batch, BitFlip, StepLimitReached, run_kernel
 from kernelcheck.emu.memory import DeviceMemory
 from kernelcheck.emu.trace import InstanceTrace, Tracer
@@ -74,13 +79,24 @@ class Program:
         self.module = module
         self.symbols: dict[str, tuple[str, int]] = {}
         self.static_shared = 0
-        self._place_variables(memory)
+        try:
+            self._place_variables(memory)
+        except INTERNAL_ERRORS as err:
+            raise UnsupportedFeature(f"module variables ({type(err).__name__}: {err})") \
+                from None
         self._compiled: dict[str, CompiledFunction] = {}
         self._local = 0
         self.kernel_name = ""
         for function in module.functions:
             if function.body is not None:
-                self._compile(function)
+                try:
+                    self._compile(function)
+                except INTERNAL_ERRORS as err:
+                    # the instructions are checked one by one (with their position); this is
+                    # the rest of the function: declarations, labels, parameters
+                    raise UnsupportedFeature(f"function {function.name} "
+                                             f"({type(err).__name__}: {err})",
+                                             function_where(function)) from None
 
     @property
     def local_size(self) -> int:

@@ -61,7 +61,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from kernelcheck.emu.compiler import BARRIER, BRANCH, BRX, CALL, EXIT, PLAIN, RET, TRAP, where
-from kernelcheck.errors import KernelcheckError
+from kernelcheck.emu.values import flip_bits
+from kernelcheck.errors import KernelcheckError, UnsupportedFeature
 
 __all__ = ["LaunchError", "DeviceAssertionError", "Batch", "Frame", "FrameState", "CallSite",
            "StepLimitReached", "run_kernel", "BitFlip"]
@@ -129,6 +130,30 @@ class BitFlip:
     occurrence: int = 1
     function: str | None = None
     element: int = 0
+
+
+#: Special registers (PTX ISA 10 "Special Registers") read per component (``.x``, ``.y``,
+#: ``.z``), and those read whole.
+_SPECIAL_VECTORS = frozenset({"%tid", "%ntid", "%ctaid", "%nctaid", "%cluster_ctaid",
+                              "%cluster_nctaid"})
+_SPECIAL_SCALARS = frozenset({"%laneid", "%warpid", "%nwarpid", "%smid", "%nsmid", "%gridid",
+                              "%dynamic_smem_size", "%total_smem_size", "%is_explicit_cluster",
+                              "%cluster_ctarank", "%cluster_nctarank", "%lanemask_eq",
+                              "%lanemask_lt", "%lanemask_le", "%lanemask_gt", "%lanemask_ge",
+                              "%clock", "%clock64", "%globaltimer", "%globaltimer_lo",
+                              "%globaltimer_hi"})
+
+
+def special_register_runs(name: str) -> bool:
+    """Whether the emulator gives a value for the special register ``name``: a vector
+    register needs one of its components ``.x``/``.y``/``.z`` (a missing or other component
+    is not guessed); ``%clusterid``/``%nclusterid`` are read whole or per component."""
+    base, _, component = name.partition(".")
+    if base in _SPECIAL_VECTORS:
+        return component in ("x", "y", "z")
+    if base in ("%clusterid", "%nclusterid"):
+        return component in ("", "x", "y", "z")
+    return base in _SPECIAL_SCALARS and not component
 
 
 class Frame:
@@ -242,6 +267,8 @@ class Batch:
         return value
 
     def _compute_special(self, name: str):
+        if not special_register_runs(name):
+            raise UnsupportedFeature(f"special register {name}")
         base, _, comp = name.partition(".")
         k = "xyz".find(comp) if comp else -1
         u32 = np.uint32
@@ -286,7 +313,7 @@ class Batch:
             return u32(0)
         if base in ("%cluster_nctarank",):
             return u32(1)
-        raise KernelcheckError(f"unsupported special register {name}")
+        raise UnsupportedFeature(f"special register {name}")
 
     def clock(self, name: str):
         """A deterministic counter: advances by one per executed instruction step."""
@@ -398,10 +425,7 @@ def _apply_flip(batch: Batch, fr: Frame, op, emask) -> None:
     if batch.flip_count == flip.occurrence and op.dests:
         index, _ = op.dests[min(flip.element, len(op.dests) - 1)]
         reg = fr.regs[index].copy()
-        if reg.dtype == np.bool_:
-            reg[lane] = reg[lane] ^ bool(flip.bits & 1)
-        else:
-            reg[lane] = reg[lane] ^ reg.dtype.type(flip.bits & ((1 << 8 * reg.itemsize) - 1))
+        flip_bits(reg, lane, flip.bits)
         fr.regs[index] = reg
         batch.flip_done = True
 

@@ -1,21 +1,14 @@
-"""Floating-point helpers: rounding modes, flush-to-zero, saturation, half types, NaN rules.
+"""Floating-point helpers of the approximate instructions and conversions: rounding of a
+float64 value to a narrower type, flush-to-zero, saturation, NaN-aware min/max.
 
-Semantics follow the PTX ISA (CUDA 12.x), section 9.7.3 "Floating-Point Instructions":
+The IEEE operations themselves (add, sub, mul, div, fma, sqrt, rcp, min, max) round once from
+the exact result in :mod:`kernelcheck.emu.fparith`; these helpers serve the ``.approx``
+instructions (computed in float64, more accurate than the ISA requires) and ``cvt``.
 
-* ``.rn`` (default) is numpy's IEEE round-to-nearest-even. The directed modes ``.rz``, ``.rm``,
-  ``.rp`` of f32 (and f16/bf16) arithmetic are exact: the operation is computed in float64
-  (exact for add, sub and mul of two float32 values whose exponents are not too far apart;
-  otherwise the float64 result is within half a float64 ulp, which the final step cannot
-  observe except in rare ties) and then rounded in the requested direction. For f64 the
-  directed modes fall back to round-to-nearest, and ``fma.f64`` is computed as a product and a
-  sum (two roundings), so the last bit may differ from the hardware in rare cases.
-* ``.ftz`` flushes subnormal inputs and results to zero of the same sign (f32 only).
+* :func:`round_to` rounds float64 values to float32/float16 with ``.rn``/``.rz``/``.rm``/
+  ``.rp`` (PTX ISA 9.7.3 "Rounding modifiers"); exact when the float64 value is exact.
+* ``.ftz`` flushes subnormal values to zero of the same sign.
 * ``.sat`` clamps to [0.0, 1.0]; NaN becomes 0.0.
-* ``min``/``max`` return the other operand when one is NaN and NaN when both are (unless
-  ``.NaN`` is given, then NaN if either is).
-* Approximate instructions (``.approx``: sqrt, rsqrt, rcp, ex2, lg2, sin, cos, tanh, div) are
-  computed in float64 and rounded once: more accurate than the hardware, which guarantees only
-  a few ulps; results may therefore differ in the last bits.
 """
 
 from __future__ import annotations

@@ -1,33 +1,31 @@
 """Floating-point instructions (PTX ISA 9.7.3, 9.7.4 half precision, 9.7.5 comparison).
 
-f32 and f64 compute in numpy's IEEE arithmetic; f16 and bf16 compute in float32 and round
-once to the 16-bit format; packed ``f16x2``/``bf16x2`` compute each half separately. See
-:mod:`kernelcheck.emu.floats` for the rounding, flush-to-zero, saturation and NaN rules and
-the accuracy of approximate instructions.
+The IEEE operations (add, sub, mul, div, fma, mad, sqrt and rcp without ``.approx``, abs,
+neg, min, max) are rounded once from the exact result in every type and rounding mode
+(:mod:`kernelcheck.emu.fparith`); packed ``f16x2``/``bf16x2`` compute each half. The
+approximate instructions (``.approx``: sqrt, rsqrt, rcp, ex2, lg2, sin, cos, tanh) are
+computed in float64 and rounded once: more accurate than the few ulps the ISA allows, so
+their last bits may differ from a GPU's.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from kernelcheck.emu.compiler import OPS, instruction_type
-from kernelcheck.emu.floats import flush, fmax, fmin, round_to, saturate
+from kernelcheck.emu import fparith
+from kernelcheck.emu.compiler import instruction_type
+from kernelcheck.emu.dispatch import form, register
+from kernelcheck.emu.floats import flush, round_to, saturate
+from kernelcheck.emu.narrow import round_float, to_odd, two_sum
 from kernelcheck.emu.values import NP_TYPE, bf16_to_f32, f32_to_bf16
 
 __all__ = ["float_arith", "float_fma", "float_unary", "float_minmax"]
 
 _ROUNDING = ("rn", "rz", "rm", "rp")
+_RND = "rn rz rm rp"
 _F16 = np.float16
 _F32 = np.float32
 _F64 = np.float64
-
-
-def _register(*names):
-    def deco(factory):
-        for name in names:
-            OPS[name] = factory
-        return factory
-    return deco
 
 
 def _rounding(instr) -> str:
@@ -120,59 +118,126 @@ def _elementwise(instr, cx, t, nargs, compute, post=None):
     return run
 
 
-def _directed(op, mode, dtype):
-    """An f32 binary op with a directed rounding mode, via exact float64."""
-    def f(a, b):
-        exact = op(np.asarray(a, dtype=_F64), np.asarray(b, dtype=_F64))
-        return round_to(exact, dtype, mode)
-    return f
+_NUMPY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
+          "sqrt": np.sqrt, "rcp": np.reciprocal}
+
+
+def _exact(instr, cx, t, name, nargs):
+    """An IEEE operation of :mod:`kernelcheck.emu.fparith`, rounded once per element."""
+    u = fparith.ELEMENT[t]
+    getters = [cx.src(o, t) for o in instr.operands[1:1 + nargs]]
+    put = cx.dst(instr.operands[0], t)
+    mods = instr.modifiers
+    mode = _rounding(instr)
+    ftz = "ftz" in mods and u in ("f32", "f16")
+    sat = "sat" in mods
+    relu = "relu" in mods
+    if t in ("f32", "f64") and mode == "rn" and not (ftz or sat or relu) and name in _NUMPY:
+        # numpy's float32/float64 operations are IEEE, rounded to nearest even: exact as is.
+        ufunc = _NUMPY[name]
+        canonical = np.uint32(0x7FFFFFFF).view(np.float32) if t == "f32" else None
+
+        def run_ieee(st, fr, mask):
+            with np.errstate(all="ignore"):
+                r = ufunc(*[g(st, fr) for g in getters])
+            if canonical is not None and np.isnan(r).any():
+                r = np.where(np.isnan(r), canonical, r)
+            put(st, fr, r, mask)
+        return run_ieee
+
+    if t == "f32" and name == "fma" and not (sat or relu):
+        # The common fma.rn{.ftz}.f32: the product of two f32 is exact in float64, the sum
+        # with c rounded to odd, then to f32 (one rounding in effect).
+        canonical32 = np.uint32(0x7FFFFFFF).view(np.float32)
+
+        def run_fma(st, fr, mask):
+            x, y, z = (np.asarray(g(st, fr), dtype=_F64) for g in getters)
+            if ftz:
+                x, y, z = (fparith.flush_to_zero(v, "f32") for v in (x, y, z))
+            with np.errstate(all="ignore"):
+                s, e = two_sum(x * y, z)
+            r = round_float(to_odd(s, e), _F32, mode)
+            if mode == "rm":
+                # IEEE 754 6.3: an exact zero sum is -0 under .rm, unless both summands
+                # are +0.
+                with np.errstate(all="ignore"):
+                    p = x * y
+                plus = (p == 0) & (z == 0) & ~np.signbit(p) & ~np.signbit(z)
+                r = np.where((s == 0) & (e == 0) & ~plus, np.float32(-0.0), r)
+            if ftz:
+                r = flush(r)
+            if np.isnan(r).any():
+                r = np.where(np.isnan(r), canonical32, r)
+            put(st, fr, r, mask)
+        return run_fma
+
+    def run(st, fr, mask):
+        args = [fparith.decode(g(st, fr), t) for g in getters]
+        out = []
+        for parts in zip(*args, strict=True):
+            if ftz:
+                parts = [fparith.flush_to_zero(p, u) for p in parts]
+            r = fparith.rounded(name, parts, u, mode)
+            out.append(fparith.finish(r, u, ftz=ftz, sat=sat, relu=relu))
+        put(st, fr, fparith.encode(out, t), mask)
+    return run
 
 
 def float_arith(instr, cx, t):
-    """add/sub/mul/div of a float type."""
-    op = {"add": np.add, "sub": np.subtract, "mul": np.multiply,
-          "div": np.divide}[instr.opcode]
-    mode = _rounding(instr)
-    if t == "f32" and mode != "rn":
-        return _elementwise(instr, cx, t, 2, _directed(op, mode, _F32))
-    return _elementwise(instr, cx, t, 2, op)
+    """add/sub/mul/div of a float type; ``div.approx``/``div.full`` are computed as the IEEE
+    quotient (more accurate than the approximation the ISA allows)."""
+    return _exact(instr, cx, t, instr.opcode, 2)
 
 
 def float_fma(instr, cx, t):
-    """fma/mad of a float type: one rounding for f32/f16 (computed exactly in float64)."""
-    mode = _rounding(instr)
-    if t == "f64":
-        return _elementwise(instr, cx, t, 3, lambda a, b, c: a * b + c)
-    dtype = _F16 if t in ("f16", "f16x2") else _F32
-
-    def fma(a, b, c):
-        exact = np.asarray(a, _F64) * np.asarray(b, _F64) + np.asarray(c, _F64)
-        if t in ("f16", "f16x2", "bf16", "bf16x2"):
-            return exact.astype(_F32) if mode == "rn" else round_to(exact, dtype, mode)
-        return round_to(exact, dtype, mode)
-    return _elementwise(instr, cx, t, 3, fma)
+    """fma/mad of a float type: one rounding of ``a*b + c``."""
+    return _exact(instr, cx, t, "fma", 3)
 
 
-_register("fma")(lambda instr, cx: float_fma(instr, cx, instruction_type(instr)))
+register("fma", form("f32", _RND + " ftz sat", required=[_RND]), form("f64", _RND, required=[_RND]),
+         form("f16 f16x2", "rn ftz sat relu", required=["rn"]),
+         form("bf16 bf16x2", "rn relu", required=["rn"]))(
+    lambda instr, cx: float_fma(instr, cx, instruction_type(instr)))
 
 
 def float_unary(instr, cx, t):
-    """abs/neg of a float type (sign bit operations, NaN payload kept)."""
-    if instr.opcode == "neg":
-        return _elementwise(instr, cx, t, 1, np.negative)
-    return _elementwise(instr, cx, t, 1, np.abs)
+    """abs/neg of a float type: sign-bit operations, NaN payload kept (ISA 9.7.3.7-8)."""
+    bits_t = {2: "b16", 4: "b32", 8: "b64"}[NP_TYPE[t].itemsize]
+    get = cx.src(instr.operands[1], bits_t)
+    put = cx.dst(instr.operands[0], bits_t)
+    ftz = "ftz" in instr.modifiers and fparith.ELEMENT[t] in ("f32", "f16")
+    op = instr.opcode
+    return lambda st, fr, mask: put(st, fr, fparith.sign_op(get(st, fr), t, op, ftz), mask)
 
 
 def float_minmax(instr, cx, t):
-    nan = "NaN" in instr.modifiers
-    f = fmin if instr.opcode == "min" else fmax
-    return _elementwise(instr, cx, t, 2, lambda a, b: f(a, b, nan))
+    """min/max of a float type (ISA 9.7.3.10-11, 9.7.4.9-10)."""
+    u = fparith.ELEMENT[t]
+    a = cx.src(instr.operands[1], t)
+    b = cx.src(instr.operands[2], t)
+    put = cx.dst(instr.operands[0], t)
+    ftz = "ftz" in instr.modifiers and u in ("f32", "f16")
+    nan_mode = "NaN" in instr.modifiers
+    is_min = instr.opcode == "min"
+
+    def run(st, fr, mask):
+        out = []
+        for x, y in zip(fparith.decode(a(st, fr), t), fparith.decode(b(st, fr), t),
+                        strict=True):
+            if ftz:
+                x, y = fparith.flush_to_zero(x, u), fparith.flush_to_zero(y, u)
+            r = fparith.minmax(x, y, is_min, nan_mode)
+            out.append(fparith.flush_to_zero(r, u) if ftz else r)
+        put(st, fr, fparith.encode(out, t), mask)
+    return run
 
 
 # ------------------------------------------------------------------ approximate math
-def _approx(fn64):
+def _approx(fn64, exact_name=None):
     def factory(instr, cx):
         t = instruction_type(instr)
+        if exact_name is not None and "approx" not in instr.modifiers:
+            return _exact(instr, cx, t, exact_name, 1)  # sqrt.rn / rcp.rn: IEEE, exact
         dtype = NP_TYPE.get(t, _F32)
         if t in ("bf16", "bf16x2", "f16", "f16x2"):
             dtype = _F32
@@ -188,24 +253,33 @@ def _rsqrt(x):
     return 1.0 / np.sqrt(x)
 
 
-_register("sqrt")(_approx(np.sqrt))
-_register("rsqrt")(_approx(_rsqrt))
-_register("rcp")(_approx(lambda x: 1.0 / x))
-_register("ex2")(_approx(np.exp2))
-_register("lg2")(_approx(np.log2))
-_register("sin")(_approx(np.sin))
-_register("cos")(_approx(np.cos))
-_register("tanh")(_approx(np.tanh))
+register("sqrt", form("f32", "approx ftz", required=["approx"]),
+         form("f32", _RND + " ftz", required=[_RND]), form("f64", _RND, required=[_RND]))(
+    _approx(np.sqrt, "sqrt"))
+register("rsqrt", form("f32", "approx ftz", required=["approx"]),
+         form("f64", "approx", required=["approx"]))(_approx(_rsqrt))
+register("rcp", form("f32", "approx ftz", required=["approx"]),
+         form("f32", _RND + " ftz", required=[_RND]), form("f64", _RND, required=[_RND]),
+         form("f64", "approx ftz", required=["approx", "ftz"]))(_approx(lambda x: 1.0 / x, "rcp"))
+register("ex2", form("f32", "approx ftz", required=["approx"]),
+         form("f16 f16x2", "approx", required=["approx"]),
+         form("bf16 bf16x2", "approx ftz", required=["approx"]))(_approx(np.exp2))
+register("lg2", form("f32", "approx ftz", required=["approx"]))(_approx(np.log2))
+register("sin", form("f32", "approx ftz", required=["approx"]))(_approx(np.sin))
+register("cos", form("f32", "approx ftz", required=["approx"]))(_approx(np.cos))
+register("tanh", form("f32 f16 f16x2 bf16 bf16x2", "approx", required=["approx"]))(
+    _approx(np.tanh))
 
 
-@_register("copysign")
+@register("copysign", form("f32 f64"))
 def _copysign(instr, cx):
     t = instruction_type(instr)
     # copysign d, a, b: magnitude of b with the sign of a.
     return _elementwise(instr, cx, t, 2, lambda a, b: np.copysign(b, a))
 
 
-@_register("testp")
+@register("testp", form("f32 f64", "finite infinite number notanumber normal subnormal",
+                           required=["finite infinite number notanumber normal subnormal"]))
 def _testp(instr, cx):
     t = instruction_type(instr)
     kind = next(m for m in instr.modifiers if m in ("finite", "infinite", "number", "notanumber",
@@ -231,6 +305,12 @@ _CMP = {
     "lo": lambda a, b: a < b, "ls": lambda a, b: a <= b, "hi": lambda a, b: a > b,
     "hs": lambda a, b: a >= b,
 }
+#: Comparison operators of integer (bit) and float operands (ISA 9.7.5.1 setp, Table
+#: "Operators for Signed/Unsigned/Bit-Size Types" and "Floating-Point Comparison Operators").
+INT_CMP = "eq ne lt le gt ge lo ls hi hs"
+FLOAT_CMP = "eq ne lt le gt ge equ neu ltu leu gtu geu num nan"
+_BOOL = "and or xor"
+_INTS = "b16 b32 b64 u16 u32 u64 s16 s32 s64"
 
 
 def _compare(op: str, a, b, is_float: bool):
@@ -245,58 +325,112 @@ def _compare(op: str, a, b, is_float: bool):
     return r
 
 
-def _compare_parts(instr, cx):
+def _compare_parts(instr):
     t = instruction_type(instr)
-    mods = [m for m in instr.modifiers if m not in ("ftz",)]
-    op = mods[0]
-    boolop = next((m for m in mods[1:] if m in ("and", "or", "xor")), None)
+    op = next(m for m in instr.modifiers if m in _CMP or m in FLOAT_CMP.split())
+    boolop = next((m for m in instr.modifiers if m in ("and", "or", "xor")), None)
     return t, op, boolop
 
 
-def _setp_like(instr, cx, out_t, convert):
-    t, op, boolop = _compare_parts(instr, cx)
+def _halves(t):
+    """Decoder of a compared operand into its halves (one part for scalar types)."""
+    if t in fparith.ELEMENT:
+        return lambda v: fparith.decode(v, t)
+    return lambda v: (np.asarray(v),)
+
+
+def _comparison(instr, cx):
+    """``fn(st, fr) -> [result per half]`` of the comparison and its boolean combination."""
+    t, op, boolop = _compare_parts(instr)
     is_f = t[0] == "f" or t.startswith("bf")
     a = cx.src(instr.operands[1], t)
     b = cx.src(instr.operands[2], t)
     c = cx.src(instr.operands[3], "pred") if boolop else None
-    dest = instr.operands[0]
-    second = None
-    if type(dest).__name__ == "PredicatePair":
-        second = cx.dst(dest.second, out_t)
-    put = cx.dst(dest, out_t)
-    dec = _decode(t) if not _packed(t) else None
-    if _packed(t):
-        raise cx.unsupported()
+    dec = _halves(t)
+    u = fparith.ELEMENT.get(t, "f32")
     ftz = "ftz" in instr.modifiers
+    combine = {"and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor}.get(boolop)
+
+    def compute(st, fr):
+        out = []
+        for x, y in zip(dec(a(st, fr)), dec(b(st, fr)), strict=True):
+            if ftz:
+                x, y = fparith.flush_to_zero(x, u), fparith.flush_to_zero(y, u)
+            r = _compare(op, np.asarray(x), np.asarray(y), is_f)
+            out.append((r, ~r))
+        if combine is not None:
+            q = c(st, fr)
+            out = [(combine(r, q), combine(nr, q)) for r, nr in out]
+        return out
+    return compute
+
+
+@register("setp", form(_INTS, INT_CMP + " " + _BOOL, required=[INT_CMP]),
+          form("f32", FLOAT_CMP + " ftz " + _BOOL, required=[FLOAT_CMP]),
+          form("f64 bf16 bf16x2", FLOAT_CMP + " " + _BOOL, required=[FLOAT_CMP]),
+          form("f16 f16x2", FLOAT_CMP + " ftz " + _BOOL, required=[FLOAT_CMP]))
+def _setp(instr, cx):
+    """setp (ISA 9.7.5.1) and the half forms (9.7.5.4): ``p|q`` gets the comparison and its
+    complement, each combined with ``c``; for ``.f16x2``/``.bf16x2`` ``p`` is the result of
+    the lower halves and ``q`` of the upper halves."""
+    compute = _comparison(instr, cx)
+    dest = instr.operands[0]
+    pair = type(dest).__name__ == "PredicatePair"
+    put = cx.dst(dest, "pred")
+    second = cx.dst(dest.second, "pred") if pair else None
+    packed = _packed(instruction_type(instr))
 
     def run(st, fr, mask):
-        x, y = a(st, fr), b(st, fr)
-        if dec is not None:
-            x, y = dec(x), dec(y)
-        if ftz:
-            x, y = flush(x), flush(y)
-        r = _compare(op, np.asarray(x), np.asarray(y), is_f)
-        nr = ~r
-        if c is not None:
-            q = c(st, fr)
-            f = {"and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor}[boolop]
-            r, nr = f(r, q), f(nr, q)
-        put(st, fr, convert(r), mask)
+        parts = compute(st, fr)
+        if packed:
+            put(st, fr, parts[0][0], mask)
+            if second is not None:
+                second(st, fr, parts[1][0], mask)
+            return
+        r, nr = parts[0]
+        put(st, fr, r, mask)
         if second is not None:
-            second(st, fr, convert(nr), mask)
+            second(st, fr, nr, mask)
     return run
 
 
-@_register("setp")
-def _setp(instr, cx):
-    return _setp_like(instr, cx, "pred", lambda r: r)
+# set (ISA 9.7.5.2): dtype.stype; the half forms (9.7.5.3) write 1.0 of the half type or
+# all ones of the integer type per half.
+_SET_TYPES = [f"{d}.{s}" for d in ("u32", "s32", "f32") for s in _INTS.split()]
+_SET_FLOAT = [f"{d}.{s}" for d in ("u32", "s32", "f32") for s in ("f32", "f64")]
+_SET_HALF = ([f"{d}.f16" for d in ("f16", "u16", "s16", "u32", "s32")]
+             + [f"{d}.bf16" for d in ("bf16", "u16", "s16", "u32", "s32")]
+             + [f"{d}.f16x2" for d in ("f16x2", "u32", "s32")]
+             + [f"{d}.bf16x2" for d in ("bf16x2", "u32", "s32")])
+_ONE = {"f16": 0x3C00, "bf16": 0x3F80, "f16x2": 0x3C00, "bf16x2": 0x3F80}
 
 
-@_register("set")
+@register("set", form(_SET_TYPES, INT_CMP + " " + _BOOL, required=[INT_CMP]),
+          form(_SET_FLOAT, FLOAT_CMP + " ftz " + _BOOL, required=[FLOAT_CMP]),
+          form(_SET_HALF, FLOAT_CMP + " ftz " + _BOOL, required=[FLOAT_CMP]))
 def _set(instr, cx):
-    out_t = next(m for m in instr.modifiers if m in NP_TYPE)
+    types = [m for m in instr.modifiers if m in NP_TYPE]
+    out_t = types[0]
+    compute = _comparison(instr, cx)
     if out_t == "f32":
-        return _setp_like(instr, cx, "f32", lambda r: np.where(r, _F32(1.0), _F32(0.0)))
-    dt = NP_TYPE[out_t]
-    return _setp_like(instr, cx, out_t, lambda r: np.where(r, dt.type(-1) if dt.kind == "i"
-                                                           else np.iinfo(dt).max, dt.type(0)))
+        put = cx.dst(instr.operands[0], "f32")
+        return lambda st, fr, mask: put(st, fr, np.where(compute(st, fr)[0][0], _F32(1.0),
+                                                         _F32(0.0)), mask)
+    if _packed(types[1]):
+        # Each half of d: 1.0 of the half type (dtype f16x2/bf16x2) or 0xffff (u32/s32).
+        one = _ONE.get(out_t, 0xFFFF)
+        put = cx.dst(instr.operands[0], "b32")
+
+        def run_packed(st, fr, mask):
+            (lo, _), (hi, _) = compute(st, fr)
+            r = (np.where(hi, np.uint32(one), np.uint32(0)) << np.uint32(16)) | np.where(
+                lo, np.uint32(one), np.uint32(0))
+            put(st, fr, r.astype(np.uint32), mask)
+        return run_packed
+    width = NP_TYPE[out_t].itemsize * 8
+    one = _ONE.get(out_t, (1 << width) - 1)
+    bits_t = {2: "b16", 4: "b32"}[NP_TYPE[out_t].itemsize]
+    put = cx.dst(instr.operands[0], bits_t)
+    dt = NP_TYPE[bits_t]
+    return lambda st, fr, mask: put(st, fr, np.where(compute(st, fr)[0][0], dt.type(one),
+                                                     dt.type(0)), mask)

@@ -17,34 +17,87 @@ from __future__ import annotations
 
 import numpy as np
 
-from kernelcheck.emu.atomics import apply_atomic
-from kernelcheck.emu.compiler import OPS, instruction_type, where
+from kernelcheck.emu.atomics import apply_atomic, half_add
+from kernelcheck.emu.compiler import instruction_type, where
 from kernelcheck.emu.convert import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE
+from kernelcheck.emu.dispatch import form, register
+from kernelcheck.emu.floats import flush
 from kernelcheck.emu.memory import MemoryFault
-from kernelcheck.emu.values import NP_TYPE, UINT_OF_SIZE
+from kernelcheck.emu.values import B128, NP_TYPE, UINT_OF_SIZE, bits_dtype
 from kernelcheck.ir.nodes import Address, Register, Symbol, VectorOperand
 
-__all__ = ["SPACES"]
+__all__ = ["SPACES", "Access", "guard_writes", "space_of_instruction"]
 
 SPACES = ("global", "shared", "local", "param", "const")
 _U64 = np.uint64
 
 
-def _register(*names):
-    def deco(factory):
-        for name in names:
-            OPS[name] = factory
-        return factory
-    return deco
+# Forms (PTX ISA 9.7.9.8 ld, 9.7.9.9 ldu, 9.7.9.10 st, 9.7.13.5 atom, 9.7.13.6 red). Cache
+# operators, eviction priorities, memory orders and scopes do not change what a sequential
+# emulator reads or writes.
+_LD_TYPES = "b8 b16 b32 b64 u8 u16 u32 u64 s8 s16 s32 s64 f32 f64"
+_LD_SPACES = "global shared shared::cta local param param::entry param::func const"
+#: Name of the raw-bits type of each access width.
+_BITS_T = {1: "b8", 2: "b16", 4: "b32", 8: "b64", 16: "b128"}
+_SCOPES = "cta cluster gpu sys"
+_EVICT = ("L1::evict_normal L1::evict_unchanged L1::evict_first L1::evict_last "
+          "L1::no_allocate L2::evict_first L2::evict_last L2::evict_normal L2::cache_hint "
+          "L2::64B L2::128B L2::256B")
+_LD_MODS = f"{_LD_SPACES} ca cg cs lu cv nc volatile relaxed acquire weak mmio {_SCOPES} " \
+           f"{_EVICT} v2 v4"
+# st takes neither .const ("Stores to const memory are illegal") nor .param::entry (".ss =
+# { .global, .local, .param{::func}, .shared{::cta, ::cluster} }"), nor the prefetch sizes
+# of ld (ISA 9.7.9.10 st).
+_ST_SPACES = "global shared shared::cta local param param::func"
+_ST_MODS = f"{_ST_SPACES} wb cg cs wt volatile relaxed release weak mmio {_SCOPES} " + \
+    " ".join(m for m in _EVICT.split() if m not in ("L2::64B", "L2::128B", "L2::256B")) + \
+    " v2 v4"
+_ATOM_COMMON = f"global shared shared::cta relaxed acquire release acq_rel {_SCOPES} " \
+               "L2::cache_hint"
+_ATOM_FORMS = (
+    form("b32 b64", _ATOM_COMMON + " and or xor exch cas", required=["and or xor exch cas"]),
+    form("u32 u64 s32 s64", _ATOM_COMMON + " add min max", required=["add min max"]),
+    form("u32", _ATOM_COMMON + " inc dec", required=["inc dec"]),
+    form("f32", _ATOM_COMMON + " add min max", required=["add min max"]),
+    form("f64", _ATOM_COMMON + " add", required=["add"]),
+    form("b16", _ATOM_COMMON + " cas", required=["cas"]),
+    # Half-precision adds (.noftz is mandatory) and the vector forms of sm_90.
+    form("f16 bf16 f16x2 bf16x2", _ATOM_COMMON + " add noftz", required=["add", "noftz"]),
+    form("f32", "global relaxed acquire release acq_rel " + _SCOPES + " L2::cache_hint"
+         " add v2 v4", required=["add", "v2 v4"]),
+    form("f16 bf16", "global relaxed acquire release acq_rel " + _SCOPES +
+         " L2::cache_hint add noftz v2 v4 v8", required=["add", "noftz", "v2 v4 v8"]),
+    form("f16x2 bf16x2", "global relaxed acquire release acq_rel " + _SCOPES +
+         " L2::cache_hint add noftz v2 v4", required=["add", "noftz", "v2 v4"]),
+)
+# red has no result and no exchange or compare-and-swap (ISA 9.7.13.6).
+_RED_FORMS = tuple(
+    form(f.types, f.modifiers - {"exch", "cas", "acquire", "acq_rel"},
+         [g - {"exch", "cas"} for g in f.required])
+    for f in _ATOM_FORMS if not (f.types == {"b16"}))
+
+
+def _space_of(m: str) -> str | None:
+    if m in SPACES:
+        return m
+    if m == "shared::cta":
+        return "shared"
+    if m in ("param::entry", "param::func"):
+        return "param"
+    return None
 
 
 def _space(instr) -> str:
     for m in instr.modifiers:
-        if m in SPACES:
-            return m
-        if m == "shared::cta":
-            return "shared"
+        space = _space_of(m)
+        if space is not None:
+            return space
     return "generic"
+
+
+def space_of_instruction(instr) -> str:
+    """The state space an instruction names (``generic`` when none)."""
+    return _space(instr)
 
 
 def _vector_count(instr, data_operand) -> int:
@@ -106,12 +159,29 @@ class _Access:
 
     def locate(self, st, fr, lanes):
         """Return a list of ``(buffer, byte_offsets, lane_positions, alloc_or_None)``."""
+        return self.locate_at(st, fr, lanes, 0)
+
+    def locate_at(self, st, fr, lanes, delta: int):
+        """:meth:`locate` of the bytes ``delta`` past each lane's address (bulk copies)."""
         addrs = self.addresses(st, fr, lanes)
+        if delta:
+            addrs = addrs + _U64(delta)
         space = self.space
         try:
             if space == "generic":
                 return self._generic(st, addrs, lanes)
             return self._in_space(st, space, addrs, lanes, np.arange(len(lanes)))
+        except MemoryFault as err:
+            raise self.fault(st, lanes, err) from None
+
+    def locate_addresses(self, st, addrs, lanes):
+        """:meth:`locate` of explicit addresses, one per entry of ``lanes`` (the lane whose
+        block and thread own the shared and local memory reached)."""
+        addrs = np.asarray(addrs, dtype=_U64)
+        try:
+            if self.space == "generic":
+                return self._generic(st, addrs, lanes)
+            return self._in_space(st, self.space, addrs, lanes, np.arange(len(lanes)))
         except MemoryFault as err:
             raise self.fault(st, lanes, err) from None
 
@@ -184,7 +254,7 @@ def _check_offsets(off, addrs, alloc, n, kind, space, sub=None) -> None:
         raise err
 
 
-def _guard(st, acc, lanes, pieces) -> None:
+def guard_writes(st, acc, lanes, pieces) -> None:
     """Stop a global store or atomic that leaves the launch's write guard, before any of its
     lanes writes (shared and local pieces, ``alloc is None``, are private and not checked)."""
     for _, off, pos, alloc in pieces:
@@ -218,10 +288,10 @@ def _param_read(st, fr, sym, offset, width, count, lanes):
         if len(raw) < width * count:
             raise MemoryFault("read past the end of the kernel parameters", kind="read",
                               space="param", address=start, width=width * count)
-        return [np.full(len(lanes), v) for v in raw.view(UINT_OF_SIZE[width])]
+        return [np.full(len(lanes), v) for v in raw.view(bits_dtype(width))]
     area = fr.params[name]
     cols = area[lanes, offset:offset + width * count]
-    vals = np.ascontiguousarray(cols).view(UINT_OF_SIZE[width])
+    vals = np.ascontiguousarray(cols).view(bits_dtype(width))
     return [vals[:, k] for k in range(count)]
 
 
@@ -231,11 +301,37 @@ def _param_write(st, fr, sym, offset, width, values, lanes):
         raise MemoryFault("store to a kernel parameter", kind="write", space="param")
     area = fr.params[name]
     for k, v in enumerate(values):
-        raw = np.ascontiguousarray(np.asarray(v, dtype=UINT_OF_SIZE[width])).view(np.uint8)
+        raw = np.ascontiguousarray(np.asarray(v, dtype=bits_dtype(width))).view(np.uint8)
         area[lanes, offset + k * width:offset + (k + 1) * width] = raw.reshape(len(lanes), width)
 
 
-@_register("ld", "ldu")
+def _read(buf: np.ndarray, off: np.ndarray, width: int) -> np.ndarray:
+    """The ``width``-byte values at byte offsets ``off`` of ``buf`` (aligned)."""
+    if width == 16:
+        return np.ascontiguousarray(buf[off[:, None] + _BYTES16]).view(B128).reshape(len(off))
+    return buf.view(UINT_OF_SIZE[width])[off // width]
+
+
+def _write(buf: np.ndarray, off: np.ndarray, width: int, values: np.ndarray) -> None:
+    """Store ``width``-byte values at byte offsets ``off`` of ``buf`` (aligned)."""
+    if width == 16:
+        raw = np.ascontiguousarray(values, dtype=B128).view(np.uint8).reshape(len(off), 16)
+        buf[off[:, None] + _BYTES16] = raw
+        return
+    buf.view(UINT_OF_SIZE[width])[off // width] = values
+
+
+_BYTES16 = np.arange(16)
+# .b128 (PTX ISA 8.3, sm_70+): ld and st of one 128-bit value, no vectors of them (9.7.9.8 ld
+# ".type = { .b8, .b16, .b32, .b64, .b128, ... }", "ld.global.b128 %r0, [gbl]; // 128-bit
+# load").
+_LD_B128 = " ".join(m for m in _LD_MODS.split() if m not in ("v2", "v4"))
+_ST_B128 = " ".join(m for m in _ST_MODS.split() if m not in ("v2", "v4"))
+
+
+@register("ld", form(_LD_TYPES, _LD_MODS), form("b32 u32 s32 f32", _LD_MODS + " v8"),
+          form("b128", _LD_B128))
+@register("ldu", form(_LD_TYPES, "global v2 v4"))
 def _ld(instr, cx):
     t = instruction_type(instr)
     if t is None:
@@ -243,11 +339,11 @@ def _ld(instr, cx):
     dest = instr.operands[0]
     count = _vector_count(instr, dest)
     width = NP_TYPE[t].itemsize
-    ut = UINT_OF_SIZE[width]
+    ut = bits_dtype(width)
     space = _space(instr)
     acc = _Access(instr, cx, instr.operands[1], space, width * count, "read")
     elements = dest.elements if type(dest) is VectorOperand else (dest,)
-    bits_t = {1: "b8", 2: "b16", 4: "b32", 8: "b64"}[width]
+    bits_t = _BITS_T[width]
     puts = [cx.dst(e, t if t[0] == "s" else bits_t) for e in elements]
     sdt = NP_TYPE[t] if t[0] == "s" else ut
     tracing_space = space in ("global", "generic", "const")
@@ -261,10 +357,8 @@ def _ld(instr, cx):
         else:
             vals = [np.zeros(len(lanes), dtype=ut) for _ in range(count)]
             for buf, off, pos, alloc in acc.locate(st, fr, lanes):
-                view = buf.view(ut)
-                idx = off // width
                 for k in range(count):
-                    vals[k][pos] = view[idx + k]
+                    vals[k][pos] = _read(buf, off + k * width, width)
                 if alloc is not None and st.trace is not None and tracing_space:
                     st.trace.read(alloc, off, width * count)
         for put, v in zip(puts, vals, strict=True):
@@ -273,7 +367,8 @@ def _ld(instr, cx):
     return run
 
 
-@_register("st")
+@register("st", form(_LD_TYPES, _ST_MODS), form("b32 u32 s32 f32", _ST_MODS + " v8"),
+          form("b128", _ST_B128))
 def _st(instr, cx):
     t = instruction_type(instr)
     if t is None:
@@ -281,11 +376,11 @@ def _st(instr, cx):
     data = instr.operands[1]
     count = _vector_count(instr, data)
     width = NP_TYPE[t].itemsize
-    ut = UINT_OF_SIZE[width]
+    ut = bits_dtype(width)
     space = _space(instr)
     acc = _Access(instr, cx, instr.operands[0], space, width * count, "write")
     elements = data.elements if type(data) is VectorOperand else (data,)
-    bits_t = {1: "b8", 2: "b16", 4: "b32", 8: "b64"}[width]
+    bits_t = _BITS_T[width]
     gets = [cx.src(e, bits_t) for e in elements]
     tracing_space = space in ("global", "generic")
 
@@ -302,12 +397,10 @@ def _st(instr, cx):
             return
         pieces = acc.locate(st, fr, lanes)
         if st.mem.write_guard is not None:
-            _guard(st, acc, lanes, pieces)
+            guard_writes(st, acc, lanes, pieces)
         for buf, off, pos, alloc in pieces:
-            view = buf.view(ut)
-            idx = off // width
             for k in range(count):
-                view[idx + k] = vals[k][pos]
+                _write(buf, off + k * width, width, vals[k][pos])
             if alloc is not None and st.trace is not None and tracing_space:
                 st.trace.write(alloc, off, width * count)
     return run
@@ -316,55 +409,79 @@ def _st(instr, cx):
 _ATOMIC_OPS = ("add", "inc", "dec", "exch", "cas", "min", "max", "and", "or", "xor")
 
 
-@_register("atom", "red")
+@register("atom", *_ATOM_FORMS)
+@register("red", *_RED_FORMS)
 def _atom(instr, cx):
     op = next((m for m in instr.modifiers if m in _ATOMIC_OPS), None)
     t = instruction_type(instr)
-    if op is None or t is None or any(m in ("v2", "v4", "v8") for m in instr.modifiers):
-        raise cx.unsupported()
-    if t in ("f16x2", "bf16x2", "bf16", "f16") or (t[0] == "f" and op not in ("add", "exch",
-                                                                              "min", "max")):
-        raise cx.unsupported()
+    count = next((int(m[1:]) for m in instr.modifiers if m in ("v2", "v4", "v8")), 1)
     width = NP_TYPE[t].itemsize
     ut = UINT_OF_SIZE[width]
-    dt = NP_TYPE[t]
+    dt = NP_TYPE[t] if t not in ("bf16", "bf16x2", "f16x2") else ut
+    combine = half_add(t) if t in ("f16", "bf16", "f16x2", "bf16x2") else None
+    # "atom.add.f32 on global memory flushes subnormal inputs and results to sign-preserving
+    # zero; on shared memory it does not" (ISA 9.7.13.5).
+    global_combine = _add_f32_ftz if (t == "f32" and op == "add") else combine
     space = _space(instr)
     has_dest = instr.opcode == "atom"
     ops = instr.operands
     addr_operand = ops[1] if has_dest else ops[0]
-    acc = _Access(instr, cx, addr_operand, space, width, "atomic")
+    acc = _Access(instr, cx, addr_operand, space, width * count, "atomic")
     first = 2 if has_dest else 1
-    b = cx.src(ops[first], t)
+    elem_t = t if combine is None else {1: "b8", 2: "b16", 4: "b32", 8: "b64"}[width]
+
+    def elements(operand):
+        return operand.elements if type(operand) is VectorOperand else (operand,)
+    bs = [cx.src(e, elem_t) for e in elements(ops[first])]
     c = cx.src(ops[first + 1], t) if op == "cas" else None
-    put = cx.dst(ops[0], t) if has_dest else None
-    result_used = has_dest and type(ops[0]) is Register and ops[0].name in cx_used(cx)
-    tainted = any(type(o) is Register and o.name in cx_taint(cx) for o in ops[first:])
+    puts = [cx.dst(e, elem_t) for e in elements(ops[0])] if has_dest else []
+    if len(bs) != count or (has_dest and len(puts) != count):
+        raise cx.unsupported(f"operands of '{instr.full_opcode}' do not hold {count} values")
+    used = cx_used(cx)
+    result_used = has_dest and any(type(e) is Register and e.name in used
+                                   for e in elements(ops[0]))
+    tainted = any(type(o) is Register and o.name in cx_taint(cx)
+                  for o in ops[first:] for o in elements(o))
     info = (instr.index, op, t, width, result_used, tainted, where(instr, cx.function))
     tracing_space = space in ("global", "generic")
+    edt = NP_TYPE[elem_t] if combine is not None else dt
 
     def run(st, fr, mask):
         lanes = _lanes(st, mask)
         if not len(lanes):
             return
-        vb = np.asarray(b(st, fr), dtype=dt)
-        vb = vb[lanes] if vb.ndim else np.full(len(lanes), vb, dtype=dt)
+        vbs = []
+        for b in bs:
+            vb = np.asarray(b(st, fr), dtype=edt)
+            vbs.append(vb[lanes] if vb.ndim else np.full(len(lanes), vb, dtype=edt))
         vc = None
         if c is not None:
             vc = np.asarray(c(st, fr), dtype=dt)
             vc = vc[lanes] if vc.ndim else np.full(len(lanes), vc, dtype=dt)
-        old = np.zeros(len(lanes), dtype=dt)
+        olds = [np.zeros(len(lanes), dtype=edt) for _ in range(count)]
         pieces = acc.locate(st, fr, lanes)
         if st.mem.write_guard is not None:
-            _guard(st, acc, lanes, pieces)
+            guard_writes(st, acc, lanes, pieces)
         for buf, off, pos, alloc in pieces:
-            view = buf.view(ut).view(dt)
-            old[pos] = apply_atomic(view, off // width, op, vb[pos],
-                                    None if vc is None else vc[pos])
-            if alloc is not None and st.trace is not None and tracing_space:
-                st.trace.atomic(alloc, off, info, vb[pos])
-        if put is not None:
-            put(st, fr, _scatter_full(st, old, lanes, mask, dt), mask)
+            view = buf.view(ut).view(edt)
+            for k in range(count):
+                # Each element of a vector atomic is its own atomic operation (ISA 9.7.13.5
+                # "vector atom"); vectors of two lanes are aligned, so they meet whole.
+                olds[k][pos] = apply_atomic(view, off // width + k, op, vbs[k][pos],
+                                            None if vc is None else vc[pos],
+                                            combine if alloc is None else global_combine)
+                if alloc is not None and st.trace is not None and tracing_space:
+                    st.trace.atomic(alloc, off + k * width, info, vbs[k][pos])
+        # red has no destination (puts is empty): the olds are not written anywhere.
+        for put, old in zip(puts, olds, strict=bool(puts)):
+            put(st, fr, _scatter_full(st, old, lanes, mask, edt), mask)
     return run
+
+
+def _add_f32_ftz(old, b):
+    """f32 add with subnormal inputs and result flushed to zero of their sign."""
+    return flush(flush(old.astype(np.float32)) + flush(b.astype(np.float32))).astype(
+        np.float32)
 
 
 def cx_used(cx):
@@ -375,10 +492,45 @@ def cx_taint(cx):
     return cx.tainted
 
 
-@_register("prefetch", "prefetchu", "fence", "membar", "nanosleep", "discard",
-           "applypriority", "createpolicy", "griddepcontrol")
+@register("isspacep", form("", "global shared shared::cta local",
+                            required=["global shared shared::cta local"]))
+def _isspacep(instr, cx):
+    """isspacep.space p, a (ISA 9.7.9.18): whether the generic address ``a`` falls in the
+    window of the space. The emulator's generic addresses: the shared and local windows
+    (kernelcheck.emu.convert), every other address global."""
+    space = next(m for m in instr.modifiers if m in ("global", "shared", "shared::cta", "local"))
+    get = cx.src(instr.operands[1], "u64")
+    put = cx.dst(instr.operands[0], "pred")
+
+    def run(st, fr, mask):
+        a = np.asarray(get(st, fr)).astype(_U64)
+        shared = (a >= _U64(SHARED_WINDOW)) & (a < _U64(SHARED_WINDOW + WINDOW_SIZE))
+        local = (a >= _U64(LOCAL_WINDOW)) & (a < _U64(LOCAL_WINDOW + WINDOW_SIZE))
+        r = local if space == "local" else shared if space != "global" else ~(shared | local)
+        put(st, fr, r, mask)
+    return run
+
+
+@register("pmevent", form("", "mask"))
+@register("brkpt", form(""))
+@register("setmaxnreg", form("u32", "inc dec sync aligned", required=["inc dec"]))
+@register("prefetch", form("", "global local L1 L2 L2::evict_last L2::evict_normal tensormap",
+                            required=["L1 L2 L2::evict_last L2::evict_normal tensormap"]))
+@register("prefetchu", form("", "L1", required=["L1"]))
+@register("fence", form("", "sc acq_rel " + _SCOPES, required=["sc acq_rel"]))
+@register("membar", form("", "cta gl sys", required=["cta gl sys"]))
+@register("nanosleep", form("u32"))
+@register("discard", form("", "global L2", required=["L2"]))
+@register("applypriority", form("", "global L2::evict_normal", required=["L2::evict_normal"]))
+@register("createpolicy", form("b64", "fractional range L2::evict_last L2::evict_normal "
+                                      "L2::evict_first L2::evict_unchanged"))
+@register("griddepcontrol", form("", "launch_dependents wait",
+                                 required=["launch_dependents wait"]))
 def _noop(instr, cx):
     if instr.opcode == "createpolicy":
         put = cx.dst(instr.operands[0], "b64")
         return lambda st, fr, mask: put(st, fr, np.uint64(0), mask)
     return lambda st, fr, mask: None
+
+
+Access = _Access

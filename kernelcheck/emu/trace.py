@@ -14,8 +14,11 @@ The verdict (the *oracle*)
       subset reported separately;
     * or it performs a non-idempotent atomic on global memory: ``add``/``inc``/``dec``/``cas``
       always; any atomic whose old value is used (that is a read of the location); ``exch`` of
-      a value that may come from memory, or of different values to one address; two different
-      kinds of atomics on one address; a plain store and an atomic on one address.
+      a value that may differ when the instance runs again (:mod:`kernelcheck.emu.taint`: a
+      value loaded from global memory the instance never writes does not, since those bytes
+      keep their value and a write to them is a clobber already), or of different values to
+      one address; two different kinds of atomics on one address; a plain store and an
+      atomic on one address.
 
     ``max``/``min``/``and``/``or`` whose result is unused are *idempotent in effect*: applying
     them again cannot change memory, whatever part of the launch ran before. They count as
@@ -232,7 +235,7 @@ class Tracer:
             reason = f"the result of atom.{op} is used (a read of its location)"
         elif op == "exch" and tainted:
             idempotent = False
-            reason = "atom.exch of a value that may be read from memory"
+            reason = "atom.exch of a value that may differ between runs"
         elif not idempotent:
             reason = f"atom.{op} accumulates"
         addrs = np.unique(off + alloc.base)

@@ -10,15 +10,23 @@ by the type's signedness; a wider destination register is sign-extended for sign
 zero-extended otherwise.
 
 ``bf16`` values are carried as their ``uint16`` bit patterns and computed in float32.
+
+``.b128`` (PTX ISA 5.2.1 "Fundamental Types", PTX ISA 8.3) has no numpy integer type: its
+registers hold 16-byte values (:data:`B128`, ``numpy.void``), little-endian like memory, so
+the low 64 bits are the first 8 bytes. Only moves, loads and stores take them; the width rules
+above apply to them too (a ``.b128`` register read as ``.b64`` gives its low 64 bits).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["NP_TYPE", "UINT_OF_SIZE", "SINT_OF_SIZE", "width_of", "storage_dtype",
-           "is_float", "is_signed", "bf16_to_f32", "f32_to_bf16", "to_type", "from_type",
-           "immediate_value"]
+__all__ = ["NP_TYPE", "UINT_OF_SIZE", "SINT_OF_SIZE", "B128", "width_of", "storage_dtype",
+           "bits_dtype", "is_float", "is_signed", "bf16_to_f32", "f32_to_bf16", "to_type",
+           "from_type", "immediate_value", "flip_bits"]
+
+#: The 16-byte values of ``.b128`` registers.
+B128 = np.dtype("V16")
 
 NP_TYPE: dict[str, np.dtype] = {
     "pred": np.dtype(np.bool_),
@@ -30,6 +38,7 @@ NP_TYPE: dict[str, np.dtype] = {
     "tf32": np.dtype(np.float32),
     "b64": np.dtype(np.uint64), "u64": np.dtype(np.uint64), "s64": np.dtype(np.int64),
     "f64": np.dtype(np.float64),
+    "b128": B128,
 }
 
 UINT_OF_SIZE = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
@@ -47,7 +56,39 @@ def storage_dtype(reg_type: str) -> np.dtype:
     """The dtype a register of declared type ``reg_type`` is stored as."""
     if reg_type == "pred":
         return NP_TYPE["pred"]
-    return UINT_OF_SIZE[width_of(reg_type)]
+    return bits_dtype(width_of(reg_type))
+
+
+def bits_dtype(size: int) -> np.dtype:
+    """The raw-bits dtype of ``size`` bytes: an unsigned integer, or :data:`B128`."""
+    return B128 if size == 16 else UINT_OF_SIZE[size]
+
+
+def _low64(values: np.ndarray) -> np.ndarray:
+    """The low 64 bits of 16-byte values, as uint64."""
+    values = np.ascontiguousarray(values)
+    return values.reshape(-1).view(np.uint64)[0::2].reshape(values.shape)
+
+
+def _widen128(values: np.ndarray, signed: bool) -> np.ndarray:
+    """16-byte values of integers of at most 64 bits, sign-extended when ``signed``."""
+    wide = np.asarray(values).astype(np.int64 if signed else np.uint64)
+    pair = np.zeros(wide.shape + (2,), dtype=np.uint64)
+    pair[..., 0] = wide.astype(np.uint64)
+    if signed:
+        pair[..., 1] = np.where(wide < 0, np.uint64(0xFFFFFFFFFFFFFFFF), np.uint64(0))
+    return pair.view(B128).reshape(wide.shape)
+
+
+def flip_bits(reg: np.ndarray, lane: int, bits: int) -> None:
+    """XOR ``bits`` into element ``lane`` of a register array in place (fault injection):
+    bit 0 of a predicate; the low ``8 * itemsize`` bits of any other register."""
+    if reg.dtype == np.bool_:
+        reg[lane] = reg[lane] ^ bool(bits & 1)
+        return
+    raw = reg.reshape(-1).view(np.uint8).reshape(reg.shape[0], reg.itemsize)
+    flip = (bits & ((1 << 8 * reg.itemsize) - 1)).to_bytes(reg.itemsize, "little")
+    raw[lane] ^= np.frombuffer(flip, dtype=np.uint8)
 
 
 def is_float(ptx_type: str) -> bool:
@@ -81,6 +122,12 @@ def to_type(stored: np.ndarray, ptx_type: str):
     have = stored.dtype
     if have == want:
         return stored
+    if have == B128:
+        if want == np.bool_:
+            return _low64(stored) != 0
+        return to_type(_low64(stored), ptx_type)
+    if want == B128:  # .b128 is not signed: zero-extended
+        return _widen128(stored, False)
     if want == np.bool_:
         return stored != 0
     if have == np.bool_:
@@ -103,6 +150,14 @@ def from_type(value, ptx_type: str, storage: np.dtype, lanes: int) -> np.ndarray
         arr = arr.astype(NP_TYPE[ptx_type])
     if arr.ndim == 0:
         arr = np.full(lanes, arr, dtype=arr.dtype)
+    if arr.dtype == B128 or storage == B128:
+        if arr.dtype == storage:
+            return arr
+        if arr.dtype == B128:  # a narrower register keeps the low bits
+            return from_type(_low64(arr), "u64", storage, lanes)
+        if arr.dtype.kind == "f":
+            arr = arr.view(UINT_OF_SIZE[arr.itemsize])
+        return _widen128(arr, is_signed(ptx_type))
     if storage == np.bool_:
         return arr.astype(np.bool_) if arr.dtype != np.bool_ else arr
     if arr.dtype == np.bool_:
@@ -126,6 +181,11 @@ def immediate_value(value, kind: str, ptx_type: str):
     dtype = NP_TYPE[ptx_type]
     if ptx_type == "pred":
         return np.bool_(bool(value))
+    if dtype == B128:
+        if kind not in ("int",):
+            raise ValueError(f"a {kind} immediate is not a .b128 value")
+        raw = (int(value) & ((1 << 128) - 1)).to_bytes(16, "little")
+        return np.frombuffer(raw, dtype=B128).reshape(())
     if kind == "f32":
         f = np.array(value, dtype=np.uint32).view(np.float32)
         return _float_to(f, ptx_type)

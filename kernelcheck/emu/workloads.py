@@ -730,6 +730,117 @@ _w("increment_checked",
                                             x["x"][_cnt(p, g, b):]])})
 
 
+# ---------------------------------------------------------------- launch_args.cu
+_w("store_past_pointer_difference",
+   # The store goes through ``out + (in - out)``: it lands in ``in`` one element on; ``out``
+   # itself is never touched (one element keeps it an allocation of its own). The result
+   # depends on the order of threads, so there is no reference.
+   lambda p, g, b: [Buffer("out", F32, 0, 1), Buffer("in", F32, 0, max(p["n"] + 1, 1),
+                                                     output=True)],
+   lambda x, p, g, b: None)
+
+
+def _copy_if_flag(x, p, g, b):
+    out = x["out"].copy()
+    if p["do_write"]:
+        k = _cnt(p, g, b)
+        out[:k] = x["in"][:k]
+    return {"out": out}
+
+
+_w("copy_if_flag", lambda p, g, b: [Buffer("out", F32, 0, p["n"], output=True),
+                                    Buffer("in", F32, 0, p["n"])], _copy_if_flag)
+
+
+def _copy_to_selected(x, p, g, b):
+    key = "a" if p["which"] else "b"
+    chosen = x[key].copy()
+    k = _cnt(p, g, b)
+    chosen[:k] = x["in"][:k]
+    return {key: chosen}
+
+
+_w("copy_to_selected", lambda p, g, b: [Buffer("a", F32, 0, p["n"], output=True),
+                                        Buffer("b", F32, 0, p["n"], output=True),
+                                        Buffer("in", F32, 0, p["n"])], _copy_to_selected)
+
+
+def _gather_shifted(x, p, g, b):
+    out = x["out"].copy()
+    k = max(0, min(p["n"] >> p["s"], _threads(g, b)))
+    out[:k] = x["in"][0:k << p["s"]:1 << p["s"]]
+    return {"out": out}
+
+
+_w("gather_shifted", lambda p, g, b: [Buffer("out", F32, 0, p["n"] >> p["s"], output=True),
+                                      Buffer("in", F32, 0, max(p["n"], 1))], _gather_shifted)
+
+
+def _row_tails(x, p, g, b):
+    out, n = x["out"].copy(), p["n"]
+    for r in range(max(0, min(p["rows"], _threads(g, b)))):
+        s = F32(0)
+        for c in range(1, n):
+            s = F32(s + x["m"][r * n + c])
+        out[r * n] = s
+    return {"out": out}
+
+
+_w("row_tails_to_heads",
+   lambda p, g, b: [Buffer("out", F32, 0, max((p["rows"] - 1) * p["n"] + 1, 1), output=True),
+                    Buffer("m", F32, 0, max(p["rows"] * p["n"], 1))], _row_tails)
+
+_COUNTED = 600
+
+
+def _odd_from_even(x, p, g, b):
+    m = int(x["count"][0])
+    out = x["out"].copy()
+    out[1:2 * m:2] = x["in"][0:2 * m:2]
+    return {"out": out}
+
+
+_w("odd_from_even_counted",
+   lambda p, g, b: [Buffer("out", F32, 0, 2 * _COUNTED, output=True),
+                    Buffer("in", F32, 0, 2 * _COUNTED),
+                    Buffer("count", I32, 0, 1, lambda rng, c: np.array([_COUNTED], I32))],
+   _odd_from_even)
+_w("exchange_loaded_value",
+   lambda p, g, b: [Buffer("flag", I32, 0, 1, output=True), Buffer("src", I32, 0, 1)],
+   lambda x, p, g, b: {"flag": x["src"].copy()})
+_gridstride("copy_gridstride_rolled", "out", ["in"], F64, lambda a, p: a)
+
+
+def _sine_inputs(rng, count):
+    # Half the inputs are large, so the argument reduction matters (and the reference
+    # tolerance with it).
+    x = rng.uniform(-1, 1, size=count)
+    x[::2] *= 1e6
+    return x.astype(F64)
+
+
+_w("sine_f64", lambda p, g, b: [Buffer("out", F64, 0, p["n"], output=True),
+                                Buffer("in", F64, 0, p["n"], _sine_inputs)],
+   lambda x, p, g, b: {"out": np.concatenate([np.sin(x["in"][:_cnt(p, g, b)]),
+                                              x["out"][_cnt(p, g, b):]])},
+   rtol=1e-8, atol=1e-9)
+_w("bytes_from_words", lambda p, g, b: [Buffer("out", U8, 0, p["n"], output=True),
+                                        Buffer("in", U32, 0, p["n"])],
+   lambda x, p, g, b: {"out": np.concatenate([
+       (x["in"][:_cnt(p, g, b)] >> 3).astype(U8), x["out"][_cnt(p, g, b):]])})
+
+
+def _top_byte(x, p, g, b):
+    w = x["w"].copy()
+    k = _cnt(p, g, b)
+    old = x["w"][:k].astype(np.uint64)
+    w[:k] = ((old & 0x00FFFFFF) | (((old >> 1) & 0xFF) << 24)).astype(U32)
+    return {"w": w}
+
+
+_w("top_byte_inplace", lambda p, g, b: [Buffer("w", U32, 0, p["n"], output=True)], _top_byte)
+
+
 # ---------------------------------------------------------------- Triton
 def _tri(p, g):
     return max(0, min(p["n"], g[0] * 256))

@@ -67,7 +67,7 @@ def campaign_tasks(specs: Sequence[tuple[str, int, bool]], trials: int, seed: in
 def run_campaign(executor, specs: Sequence[tuple[str, int, bool]], trials: int, seed: int,
                  model: str, groups: Sequence[str], *, recover: bool = False,
                  path: Path | None = None, config=None, chunk: int | None = None,
-                 progress: bool | None = None) -> tuple:
+                 progress: bool | None = None, sink: list | None = None) -> tuple:
     """Run a campaign on ``executor``; the trial rows sorted by trial.
 
     Parameters
@@ -80,6 +80,8 @@ def run_campaign(executor, specs: Sequence[tuple[str, int, bool]], trials: int, 
         Trials per task; default about four tasks per worker, at most 64 trials.
     progress : bool, optional
         Progress on stderr (default: when stderr is a terminal).
+    sink : list, optional
+        Receives the rows as chunks finish, so a caller stopped by Ctrl-C keeps them.
 
     Raises
     ------
@@ -92,11 +94,13 @@ def run_campaign(executor, specs: Sequence[tuple[str, int, bool]], trials: int, 
                            config=config, chunk=chunk)
     meter = Progress(len(tasks), "chunks of trials", **({} if progress is None
                                                          else {"enabled": progress}))
-    rows = []
-    for result in executor.run(tasks):
-        if not result.ok:
-            raise KernelcheckError(f"campaign chunk {result.key} was lost: {result.lost}")
-        rows.extend(result.value)
-        meter.step()
-    meter.finish()
+    rows = sink if sink is not None else []
+    try:
+        for result in executor.run(tasks):
+            if not result.ok:
+                raise KernelcheckError(f"campaign chunk {result.key} was lost: {result.lost}")
+            rows.extend(result.value)
+            meter.step()
+    finally:
+        meter.finish()
     return tuple(sorted(rows, key=lambda r: r.trial))

@@ -95,7 +95,7 @@ class LocalExecutor:
         attempts: dict[str, int] = {}
         exhausted = False
         while True:
-            pool = ProcessPoolExecutor(max_workers=self.jobs)
+            pool = ProcessPoolExecutor(max_workers=self.jobs, initializer=_ignore_sigint)
             in_flight: dict = {}
             broken = False
             try:
@@ -126,6 +126,12 @@ class LocalExecutor:
                         yield TaskResult(task.key, value, attempts=attempts.pop(task.key))
                     if broken:
                         break
+            except KeyboardInterrupt:
+                # Ctrl-C reaches the whole process group; the workers ignore it and are
+                # stopped here, so the caller can write what has finished, at once.
+                _terminate_workers(pool)
+                broken = True
+                raise
             finally:
                 pool.shutdown(wait=not broken, cancel_futures=True)
             self.restarts += 1
@@ -140,3 +146,18 @@ class LocalExecutor:
                     suspects.appendleft(task)
                 else:
                     suspects.append(task)
+
+
+def _ignore_sigint() -> None:
+    """Worker initializer: Ctrl-C is the parent's to handle (it stops the workers)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _terminate_workers(pool: ProcessPoolExecutor) -> None:
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        try:
+            process.terminate()
+        except (OSError, ValueError, AttributeError):
+            pass

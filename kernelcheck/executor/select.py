@@ -17,11 +17,22 @@ from kernelcheck.executor.tasks import ExecutorError
 __all__ = ["add_executor_options", "open_executor", "executor_from_args"]
 
 
+def _workers(text: str) -> int:
+    """``--jobs``: a number of worker processes, at least 1."""
+    try:
+        value = int(text, 10)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive number of workers, got {text!r}")
+    return value
+
+
 def add_executor_options(parser: argparse.ArgumentParser, *, jobs_help: str | None = None,
                          with_jobs: bool = True) -> None:
     """Add ``--cluster`` and ``--scheduler`` (and ``--jobs`` unless ``with_jobs`` is false)."""
     if with_jobs:
-        parser.add_argument("--jobs", type=int, metavar="N",
+        parser.add_argument("--jobs", type=_workers, metavar="N",
                             help=jobs_help or "local worker processes (default: all cores)")
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--cluster", metavar="SPEC",

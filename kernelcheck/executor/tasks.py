@@ -12,10 +12,8 @@ dropped.
 
 from __future__ import annotations
 
-import sys
-import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from kernelcheck.errors import KernelcheckError
@@ -110,27 +108,25 @@ def deduplicated(results: Iterable[TaskResult], counter: list[int] | None = None
         yield result
 
 
-@dataclass
 class Progress:
-    """A one-line progress report on stderr (``done/total unit, rate``), when enabled."""
+    """A progress bar on stderr (done/total, rate, time left), when enabled (default: when
+    stderr is a terminal); see :class:`kernelcheck.output.progress.ProgressBar`."""
 
-    total: int
-    unit: str = "tasks"
-    enabled: bool = field(default_factory=lambda: sys.stderr.isatty())
-    done: int = 0
-    started: float = field(default_factory=time.perf_counter)
+    def __init__(self, total: int, unit: str = "tasks", enabled: bool | None = None) -> None:
+        from kernelcheck.output.progress import ProgressBar
+
+        self._bar = ProgressBar(total, unit, enabled)
+        self.total = total
+        self.enabled = self._bar.enabled
+
+    @property
+    def done(self) -> int:
+        return self._bar.done
 
     def step(self, extra: str = "") -> None:
-        """Count one finished task and redraw the line."""
-        self.done += 1
-        if not self.enabled:
-            return
-        rate = self.done / max(time.perf_counter() - self.started, 1e-9)
-        sys.stderr.write(f"\r{self.done}/{self.total} {self.unit}, {rate:.1f}/s {extra}")
-        sys.stderr.flush()
+        """Count one finished task and redraw the bar."""
+        self._bar.step(extra)
 
     def finish(self) -> None:
-        """End the line."""
-        if self.enabled:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
+        """Remove the bar."""
+        self._bar.finish()

@@ -32,6 +32,7 @@ from kernelcheck.emu.emulator import Emulator, LaunchResult, Program
 from kernelcheck.emu.executor import BitFlip
 from kernelcheck.emu.faults_hooks import instrument, lane_of
 from kernelcheck.emu.profile import DynamicProfile
+from kernelcheck.emu.values import flip_bits
 from kernelcheck.ir.nodes import Register, VectorOperand, type_size
 from kernelcheck.recovery.device import DeviceError, LaunchFn
 
@@ -200,7 +201,7 @@ def _store_fault(emu, program, kernel, kw, fault: Fault) -> LaunchResult:
             return None
         original = frame.regs[index]
         reg = original.copy()
-        reg[lane] = reg[lane] ^ reg.dtype.type(fault.bits)
+        flip_bits(reg, lane, fault.bits)
         frame.regs[index] = reg
 
         def restore():

@@ -42,12 +42,14 @@ def format_table(rows: Sequence[TrialResult]) -> str:
 
 
 def write_results(rows: Sequence[TrialResult], stem: Path, meta: dict) -> tuple[Path, Path]:
-    """Write ``stem.csv`` (one row per trial) and ``stem.json`` (settings, table, trials)."""
-    stem.parent.mkdir(parents=True, exist_ok=True)
+    """Write ``stem.csv`` (one row per trial) and ``stem.json`` (settings, table, trials),
+    each whole or not at all (:mod:`kernelcheck.output.files`)."""
+    from kernelcheck.output.files import write_atomic
+
     csv_path, json_path = stem.with_suffix(".csv"), stem.with_suffix(".json")
-    csv_path.write_text(to_csv(rows))
-    json_path.write_text(json.dumps({**meta, "table": outcome_table(rows),
-                                     "trials": [asdict(r) for r in rows]}, indent=1))
+    write_atomic(csv_path, to_csv(rows), "-o")
+    write_atomic(json_path, json.dumps({**meta, "table": outcome_table(rows),
+                                        "trials": [asdict(r) for r in rows]}, indent=1), "-o")
     return csv_path, json_path
 
 
@@ -81,11 +83,18 @@ def write_figure(rows: Sequence[TrialResult], path: Path, title: str = "") -> st
                    label=o if prefix or o not in RECOVERY_OUTCOMES else None,
                    hatch="//" if prefix else None)
             bottom = [b + s for b, s in zip(bottom, share, strict=True)]
+    if recover:
+        # The recovered/unrecovered split of each group's detected faults, over its bar.
+        for x, t in zip(xs, table, strict=True):
+            ax.text(x + width / 2, 1.01, f"{t['rec_recovered']}/"
+                    f"{t['rec_recovered'] + t['rec_unrecovered']}", ha="center",
+                    va="bottom", fontsize=6)
     ax.set_xticks(list(xs), labels, fontsize=7)
     ax.set_ylabel("share of trials")
-    ax.set_ylim(0, 1)
-    ax.set_title(title or "Fault outcomes by instruction group "
-                 "(left: no recovery, right hatched: with recovery)", fontsize=9)
+    ax.set_ylim(0, 1.08 if recover else 1)
+    ax.set_title(title or ("Fault outcomes by group: left plain, right (hatched) with "
+                           "recovery;\nabove: recovered / detected faults" if recover else
+                           "Fault outcomes by instruction group"), fontsize=8)
     handles, names = ax.get_legend_handles_labels()
     seen = {}
     for h, n in zip(handles, names, strict=True):
@@ -93,7 +102,12 @@ def write_figure(rows: Sequence[TrialResult], path: Path, title: str = "") -> st
     ax.legend(seen.values(), seen.keys(), fontsize=7, loc="upper left",
               bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
+    import io
+
+    from kernelcheck.output.files import write_atomic
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=120)
     plt.close(fig)
+    write_atomic(path, buffer.getvalue(), "-o")
     return f"figure written to {path}"

@@ -9,20 +9,25 @@ and the grid and block dimensions. It holds:
   closed ranges, possibly empty) or "invalid" (the affine model does not hold for the
   instance, e.g. an index may wrap around).
 * ``accesses``: one record per global access: kind, width, the slot of its byte address, the
-  parameter its base pointer comes from, whether it is indirect (depends on memory
-  contents), and its affine form (a constant slot plus up to four (coefficient, atom) slot
-  pairs) for the exact lattice test.
+  parameter its base pointer comes from (set only where the allocation of that pointer may
+  bound the access, :mod:`kernelcheck.analysis.bases`), whether it is indirect (1: depends
+  on memory contents; 2: lies in a module variable, :data:`IN_MODULE`), its affine form (a
+  constant slot plus up to four (coefficient, atom) slot pairs) for the exact lattice test,
+  the slot of its *guard* (the path conditions under which it runs, each a ``CMP`` record:
+  ``[(0, 0)]`` once they are false for the instance, when the access cannot run) and the
+  *residue bits* ``m``: the address is congruent to its affine form modulo ``2**m`` whatever
+  wraps occur (0: no such claim).
 * ``pairs``: (write, read) access indices whose byte sets may overlap.
 * ``not_proven``: when non-empty, every instance is ``not_proven`` for that reason.
 
 Binary layout (little-endian, no pointers, fixed-size records), read by the C shim::
 
-    header   8s  magic b"KCLCHK\\0\\2"          (format version 2 in the last byte)
+    header   8s  magic b"KCLCHK\\0\\3"          (format version 3 in the last byte)
              u32 n_program  u32 n_accesses  u32 n_pairs  u32 flags (bit 0: not_proven)
     program  n_program  x 5 x i64: op, a, b, c, d
-    accesses n_accesses x 16 x i64: kind, width, addr_slot, base_offset, base_size,
+    accesses n_accesses x 18 x i64: kind, width, addr_slot, base_offset, base_size,
              indirect, const_slot, n_atoms, coef0, atom0, coef1, atom1, coef2, atom2,
-             coef3, atom3   (unused pairs are -1)
+             coef3, atom3, guard_slot, residue_bits   (unused pairs and slots are -1)
     pairs    n_pairs    x 2 x i32: write_index, read_index
 
 All slot references point to earlier records; -1 means "none".
@@ -36,6 +41,16 @@ Version history:
   mode << 9``; mode 0 ``lt``, 1 ``gt``, 2 ``ne``, see :mod:`kernelcheck.launch.evaluate`);
   version-1 readers took ``d >> 8`` as the signedness and must now take ``(d >> 8) & 1``.
   The record sizes are unchanged.
+* 3: access records grow to 18 fields: ``guard_slot`` (the conjunction of the access's
+  path conditions, or -1) and ``residue_bits``. New ops ``CMP`` (21: ``a``, ``b`` slots,
+  ``c`` the comparison, an index into :data:`CMP_NAMES`; ``[(0, 0)]`` when no value of ``a``
+  and ``b`` satisfies it, ``[(1, 1)]`` when every pair does, else ``[(0, 1)]``), ``POW2``
+  (22: ``2**min(a, b)`` for the slot ``a`` of an unsigned shift amount and the width ``b``)
+  and ``SHRV`` (23: ``floor(a / 2**min(b, c))``, ``a`` and ``b`` slots, ``c`` the width: a
+  right shift by a register amount, which the ISA clamps to the width) and ``GATE`` (24:
+  ``a``'s set, or the empty set when the guard slot ``b`` is false: a value ``selp``
+  picks only under a condition). ``base_offset`` is now -1 for an access whose allocation
+  may not bound it; ``indirect`` is 2 for an access inside a module variable.
 """
 
 from __future__ import annotations
@@ -46,11 +61,12 @@ from dataclasses import dataclass, field
 
 __all__ = [
     "FORMAT_VERSION", "LaunchCheck", "AccessRecord", "OPS", "READ", "WRITE", "ATOMIC_OK",
-    "ATOMIC_BAD", "DIM_NAMES", "TVAR_NAMES", "MAX_ATOMS", "TRIP_MODES",
+    "ATOMIC_BAD", "DIM_NAMES", "TVAR_NAMES", "MAX_ATOMS", "TRIP_MODES", "CMP_NAMES",
+    "IN_MODULE",
 ]
 
-FORMAT_VERSION = 2
-_MAGIC = b"KCLCHK\x00\x02"
+FORMAT_VERSION = 3
+_MAGIC = b"KCLCHK\x00\x03"
 #: Loop-test modes of ``TRIPMAX`` records (bits 9-10 of ``d``).
 TRIP_MODES = ("lt", "gt", "ne")
 
@@ -71,11 +87,20 @@ OPS = {
     "TRIPMAX": 19,  # a = x0 slot, b = step slot, c = bound slot,
                     # d = bits | signed << 8 | mode << 9 (TRIP_MODES)
     "NEQ": 20,     # a = slot, b = slot of a value it differs from
+    "CMP": 21,     # a, b = slots, c = index into CMP_NAMES: 0 false, 1 true, [0, 1] either
+    "POW2": 22,    # a = slot of a shift amount, b = width: 2**min(a, b)
+    "SHRV": 23,    # a = value slot, b = amount slot, c = width: floor(a / 2**min(b, c))
+    "GATE": 24,    # a = value slot, b = guard slot: a's set, or empty once b is false
 }
+#: Comparisons of ``CMP`` records (``c``), over already wrapped operands.
+CMP_NAMES = ("lt", "le", "gt", "ge", "eq", "ne")
 DIM_NAMES = ("%ntid.x", "%ntid.y", "%ntid.z", "%nctaid.x", "%nctaid.y", "%nctaid.z")
 TVAR_NAMES = ("%tid.x", "%tid.y", "%tid.z", "%ctaid.x", "%ctaid.y", "%ctaid.z", "%laneid")
 
 READ, WRITE, ATOMIC_OK, ATOMIC_BAD = 0, 1, 2, 3
+#: ``AccessRecord.indirect`` of an access inside a module-scope ``.global`` variable: its
+#: bytes are unknown, but outside every allocation of the allocation table.
+IN_MODULE = 2
 
 #: (coefficient, atom) pairs an access record can hold in the binary form.
 MAX_ATOMS = 4
@@ -91,22 +116,26 @@ class AccessRecord:
     addr_slot: int
     base_offset: int = -1
     base_size: int = 0
-    indirect: bool = False
+    indirect: int = 0
     const_slot: int = -1
     atoms: tuple[tuple[int, int], ...] = ()
     label: str = ""
+    guard_slot: int = -1
+    residue_bits: int = 0
 
     def to_json(self) -> dict:
         return {"kind": _KIND_NAMES[self.kind], "width": self.width, "addr": self.addr_slot,
                 "base_offset": self.base_offset, "base_size": self.base_size,
                 "indirect": self.indirect, "const": self.const_slot,
-                "atoms": [list(a) for a in self.atoms], "label": self.label}
+                "atoms": [list(a) for a in self.atoms], "label": self.label,
+                "guard": self.guard_slot, "residue_bits": self.residue_bits}
 
     @classmethod
     def from_json(cls, data: dict) -> AccessRecord:
         return cls(_KIND_NAMES.index(data["kind"]), data["width"], data["addr"],
                    data["base_offset"], data["base_size"], data["indirect"], data["const"],
-                   tuple(tuple(a) for a in data["atoms"]), data.get("label", ""))
+                   tuple(tuple(a) for a in data["atoms"]), data.get("label", ""),
+                   data["guard"], data["residue_bits"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,9 +184,9 @@ class LaunchCheck:
                                  f"binary form holds at most {MAX_ATOMS}")
             atoms = list(a.atoms) + [(-1, -1)] * (MAX_ATOMS - len(a.atoms))
             flat = [x for pair in atoms for x in pair]
-            out.append(struct.pack("<16q", a.kind, a.width, a.addr_slot, a.base_offset,
+            out.append(struct.pack("<18q", a.kind, a.width, a.addr_slot, a.base_offset,
                                    a.base_size, int(a.indirect), a.const_slot, len(a.atoms),
-                                   *flat))
+                                   *flat, a.guard_slot, a.residue_bits))
         for w, r in self.pairs:
             out.append(struct.pack("<2i", w, r))
         return b"".join(out)
@@ -176,11 +205,11 @@ class LaunchCheck:
             pos += 40
         accesses = []
         for _ in range(n_acc):
-            f = struct.unpack_from("<16q", data, pos)
-            pos += 128
+            f = struct.unpack_from("<18q", data, pos)
+            pos += 144
             atoms = tuple((f[8 + 2 * k], f[9 + 2 * k]) for k in range(f[7]))
-            accesses.append(AccessRecord(f[0], f[1], f[2], f[3], f[4], bool(f[5]), f[6],
-                                         atoms))
+            accesses.append(AccessRecord(f[0], f[1], f[2], f[3], f[4], f[5], f[6],
+                                         atoms, "", f[16], f[17]))
         pairs = []
         for _ in range(n_pairs):
             pairs.append(struct.unpack_from("<2i", data, pos))

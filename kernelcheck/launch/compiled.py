@@ -126,13 +126,45 @@ _BINARY = {8: "MIN", 9: "MAX", 10: "JOIN", 11: "_div", 12: "_rem", 14: "_and", 1
            16: "_or"}
 
 
+def _cmp(alo, ahi, blo, bhi, op):
+    """``kernelcheck.launch.evaluate._cmp`` on single ranges."""
+    if op == 0:
+        true, false = ahi < blo, alo >= bhi
+    elif op == 1:
+        true, false = ahi <= blo, alo > bhi
+    elif op == 2:
+        true, false = alo > bhi, ahi <= blo
+    elif op == 3:
+        true, false = alo >= bhi, ahi < blo
+    else:
+        same = alo == ahi == blo == bhi
+        apart = ahi < blo or bhi < alo
+        true, false = (same, apart) if op == 4 else (apart, same)
+    return (1, 1) if true else (0, 0) if false else (0, 1)
+
+
+def _pow2(lo, hi, width):
+    if lo < 0:
+        raise _Fallback
+    return 1 << min(lo, width), 1 << min(hi, width)
+
+
+def _shrv(lo, hi, slo, shi, width):
+    if slo < 0:
+        raise _Fallback
+    ds = (1 << min(slo, width), 1 << min(shi, width))
+    qs = [x // d for x in (lo, hi) for d in ds]
+    return min(qs), max(qs)
+
+
 def _needed(check: LaunchCheck) -> set[int]:
-    """Slots the verdict reads: addresses of paired accesses and their affine forms."""
+    """Slots the verdict reads: addresses, guards and affine forms of paired accesses."""
     roots = []
     for w, r in check.pairs:
         for k in (w, r):
             a = check.accesses[k]
             roots.append(a.addr_slot)
+            roots.append(a.guard_slot)
             if a.const_slot >= 0:
                 roots.append(a.const_slot)
                 roots.extend(x for pair in a.atoms for x in pair)
@@ -151,7 +183,8 @@ def _needed_slots(check: LaunchCheck, roots) -> set[int]:
         op, a, b, c, _ = check.program[k]
         refs = {5: (a, b), 6: (a, b), 7: (a,), 8: (a, b), 9: (a, b), 10: (a, b),
                 11: (a, b), 12: (a, b), 13: (a,), 14: (a, b), 15: (a, b), 16: (a, b),
-                17: (a, b, c), 18: (a,), 19: (a, b, c), 20: (a, b)}.get(op, ())
+                17: (a, b, c), 18: (a,), 19: (a, b, c), 20: (a, b), 21: (a, b), 22: (a,),
+                23: (a, b), 24: (a, b)}.get(op, ())
         stack.extend(x for x in refs if x >= 0)
     return seen
 
@@ -173,7 +206,7 @@ def compiled_source(check: LaunchCheck) -> str | None:
         return None
     bad = bad_atomics[0] if bad_atomics else None
     needed = _needed(check) if bad is None else _needed_slots(
-        check, [check.accesses[bad].addr_slot])
+        check, [check.accesses[bad].addr_slot, check.accesses[bad].guard_slot])
     # The body runs inside fast() itself (one Python call per evaluation): every line
     # emitted below is indented one more level by the wrapper at the end.
     lines = ["    b0, b1, b2 = block",
@@ -314,11 +347,26 @@ def compiled_source(check: LaunchCheck) -> str | None:
                  f"{hi(c)}, {d & 0xFF}, {bool((d >> 8) & 1)}, {d >> 9})")
         elif op == 20:
             emit(f"    l{k}, h{k} = _neq({lo(a)}, {hi(a)}, {lo(b)}, {hi(b)})")
+        elif op == 21:
+            emit(f"    l{k}, h{k} = _cmp({lo(a)}, {hi(a)}, {lo(b)}, {hi(b)}, {c})")
+        elif op == 22:
+            emit(f"    l{k}, h{k} = _pow2({lo(a)}, {hi(a)}, {b})")
+        elif op == 23:
+            emit(f"    l{k}, h{k} = _shrv({lo(a)}, {hi(a)}, {lo(b)}, {hi(b)}, {c})")
+        elif op == 24:
+            # A gated value with its condition false is empty: the general evaluator.
+            emit(f"    if {hi(b)} <= 0:")
+            emit("        raise _Fallback")
+            alias[k] = lo(a), hi(a)
         else:
             return None
     if bad is not None:
-        # The general evaluator stops at the first non-idempotent atomic that may run.
-        slot = check.accesses[bad].addr_slot
+        # The general evaluator stops at the first non-idempotent atomic that may run; one
+        # whose guard is false for the instance runs nowhere: the general evaluator says so.
+        slot, guard = check.accesses[bad].addr_slot, check.accesses[bad].guard_slot
+        if guard >= 0:
+            emit(f"    if {hi(guard)} <= 0:")
+            emit("        raise _Fallback")
         emit(f"    return _atomic({lo(slot)}, {hi(slot)} + {check.accesses[bad].width})")
         return _wrap_body(lines) + _NO_HITS
     # The verdict is settled by the first pair that may overlap: return at once, with the
@@ -328,7 +376,7 @@ def compiled_source(check: LaunchCheck) -> str | None:
     last = len(check.pairs) - 1
     for index, (w, r) in enumerate(check.pairs):
         ws, we, rs, re_, test = _pair_exprs(check, w, r, lo, hi)
-        emit(f"    if {ws} < {re_} and {rs} < {we}:")
+        emit(f"    if {_runs(check, (w, r), hi)}{ws} < {re_} and {rs} < {we}:")
         emit(f"        if not {test}:")
         if index == last:
             emit(f"            return _only({index}, max({ws}, {rs}), min({we}, {re_}))")
@@ -338,11 +386,17 @@ def compiled_source(check: LaunchCheck) -> str | None:
     hits = ["def _all_hits(params, grid, block):"] + slot_lines + ["    hits = []"]
     for w, r in check.pairs:
         ws, we, rs, re_, test = _pair_exprs(check, w, r, lo, hi)
-        hits.append(f"    if {ws} < {re_} and {rs} < {we}:")
+        hits.append(f"    if {_runs(check, (w, r), hi)}{ws} < {re_} and {rs} < {we}:")
         hits.append(f"        if not {test}:")
         hits.append(f"            hits.append((max({ws}, {rs}), min({we}, {re_})))")
     hits.append("    return hits")
     return _wrap_body(lines) + "\n\n" + "\n".join(hits) + "\n"
+
+
+def _runs(check: LaunchCheck, accesses, hi) -> str:
+    """A condition prefix: every access with a guard may run (its guard is not false)."""
+    guards = [check.accesses[k].guard_slot for k in accesses]
+    return "".join(f"{hi(g)} > 0 and " for g in guards if g >= 0)
 
 
 def _pair_exprs(check: LaunchCheck, w: int, r: int, lo, hi):
@@ -476,6 +530,7 @@ def compile_check(check: LaunchCheck):
 
         namespace = {"_mul": _mul, "_div": _div, "_rem": _rem, "_and": _and, "_or": _or,
                      "_wrap": _wrap, "_bound": _bound, "_neq": _neq, "_tripmax": _tripmax,
+                     "_cmp": _cmp, "_pow2": _pow2, "_shrv": _shrv,
                      "_Fallback": _Fallback, "_IDEMPOTENT": verdict_idem,
                      "_only": only, "_deferred": deferred,
                      "_lattice": ev.lattice_may_overlap, "_lattice_sym": _lattice_sym,

@@ -26,10 +26,10 @@ from math import gcd
 from typing import NamedTuple
 
 from kernelcheck.analysis.intervals import IntervalSet
-from kernelcheck.launch.check import ATOMIC_BAD, LaunchCheck
+from kernelcheck.launch.check import ATOMIC_BAD, IN_MODULE, LaunchCheck
 
 __all__ = ["InstanceVerdict", "evaluate", "evaluate_general", "compile_check",
-           "lattice_may_overlap",
+           "lattice_may_overlap", "residue_disjoint_at_launch",
            "pack_params"]
 
 INF = 1 << 256
@@ -87,13 +87,30 @@ def _hull(v):
 def _run(program, params: bytes, grid, block):
     """Evaluate every slot: a list of (lo, hi) closed ranges, [] (empty) or None (invalid).
 
-    Also returns ``exact``: per slot, whether every WRAP below it was the identity.
+    Also returns ``exact``: per slot, whether every WRAP below it was the identity on the
+    values of its thread-dependent operand. The affine forms of the lattice test look
+    through wraps of thread-dependent terms, so such a wrap must change no value; a wrap of
+    a launch constant (one value for every thread, ``fixed`` below) may fold its point: the
+    form keeps that term whole in its constant part, computed by the program as it is.
+    A thread-dependent value can be one point too (one thread, a narrowed range): folding
+    it is not the identity, and the form's value would differ from the address.
     """
     dims = (block[0], block[1], block[2], grid[0], grid[1], grid[2])
     vals: list = []
     exact: list = []
+    fixed: list = []  # per slot: computed from parameters, dimensions and constants only
     for op, a, b, c, d in program:
         ex = True
+        if op in (0, 1, 2):
+            fixed.append(True)
+        elif op in (3, 4, 10, 18):
+            fixed.append(False)
+        elif op in (13, 17, 20, 22, 7):
+            fixed.append(fixed[a])
+        elif op == 19:
+            fixed.append(fixed[a] and fixed[b] and fixed[c])
+        else:
+            fixed.append(fixed[a] and fixed[b])
         if op == 0:
             v = [(c, c)]
         elif op == 1:
@@ -108,7 +125,7 @@ def _run(program, params: bytes, grid, block):
             v = [(0, (1 << a) - 1)]
         elif op == 7:
             v, ex = _wrap(vals[a], b, c)
-            ex = ex and exact[a]
+            ex = (ex or fixed[a]) and exact[a]
         elif op == 17:
             v = _bound(vals[a], vals[b] if b >= 0 else None, vals[c] if c >= 0 else None)
             ex = exact[a]
@@ -121,6 +138,17 @@ def _run(program, params: bytes, grid, block):
             v = _tripmax(vals[a], vals[b], vals[c], d & 0xFF, bool((d >> 8) & 1), d >> 9)
         elif op == 20:
             v = _neq(vals[a], vals[b])
+            ex = exact[a]
+        elif op == 21:
+            v = _cmp(vals[a], vals[b], c)
+        elif op == 22:
+            v = _pow2(vals[a], b)
+            ex = exact[a]
+        elif op == 23:
+            v = _shrv(vals[a], vals[b], c)
+            ex = exact[a] and exact[b]
+        elif op == 24:
+            v = [] if _cannot_run(vals, b) else vals[a]
             ex = exact[a]
         else:
             v = _binary(op, vals[a], vals[b])
@@ -140,9 +168,9 @@ def _wrap(v, bits, signed):
     lo, hi = _hull(v)
     if lo >= lo_r and hi <= hi_r:
         return v, True
-    if lo == hi:  # one launch-constant value: wrapping it is exact
+    if lo == hi:  # one value: wrapping it is exact, but not the identity
         x = (lo - lo_r) % (1 << bits) + lo_r
-        return [(x, x)], True
+        return [(x, x)], False
     if hi - lo >= 1 << bits:
         # Every residue is possible: the whole range of the width (a later bound on the
         # wrapped value, from a guard, still narrows it).
@@ -159,6 +187,66 @@ def _wrap(v, bits, signed):
             out.append((qlo, hi_r))
             out.append((lo_r, qhi - mod))
     return _norm(out), False
+
+
+def _cmp(x, y, op):
+    """``[(0, 0)]`` when no values of ``x`` and ``y`` satisfy comparison ``op`` (an index
+    into :data:`~kernelcheck.launch.check.CMP_NAMES`), ``[(1, 1)]`` when all do, else
+    ``[(0, 1)]``; ``[]`` when an operand has no value, ``None`` when one is invalid."""
+    if x is None or y is None:
+        return None
+    if not x or not y:
+        return []
+    a, b = _hull(x)
+    c, d = _hull(y)
+    if op == 0:  # lt
+        true, false = b < c, a >= d
+    elif op == 1:  # le
+        true, false = b <= c, a > d
+    elif op == 2:  # gt
+        true, false = a > d, b <= c
+    elif op == 3:  # ge
+        true, false = a >= d, b < c
+    else:
+        same = a == b == c == d
+        apart = not any(lo <= h and l2 <= hi for lo, hi in x for l2, h in y)
+        true, false = (same, apart) if op == 4 else (apart, same)
+    return [(1, 1)] if true else [(0, 0)] if false else [(0, 1)]
+
+
+def _cannot_run(vals, slot) -> bool:
+    """Whether the guard in ``slot`` is false for every value: the access cannot run."""
+    if slot < 0:
+        return False
+    g = vals[slot]
+    return g is not None and (not g or _hull(g)[1] <= 0)
+
+
+def _pow2(v, width):
+    """``2**min(s, width)`` for shift amounts ``s`` in ``v`` (unsigned, already wrapped)."""
+    if v is None or not v:
+        return v
+    lo, hi = _hull(v)
+    if lo < 0:
+        return None
+    return [(1 << min(lo, width), 1 << min(hi, width))]
+
+
+def _shrv(v, amount, width):
+    """``floor(x / 2**min(s, width))`` for ``x`` in ``v`` and ``s`` in ``amount``: the
+    quotient rises with ``x`` and moves toward 0 as the divisor grows, so the extremes are
+    at the corners."""
+    if v is None or amount is None:
+        return None
+    if not v or not amount:
+        return []
+    s_lo, s_hi = _hull(amount)
+    if s_lo < 0:
+        return None
+    lo, hi = _hull(v)
+    ds = (1 << min(s_lo, width), 1 << min(s_hi, width))
+    qs = [x // d for x in (lo, hi) for d in ds]
+    return [(min(qs), max(qs))]
 
 
 def _bound(v, lo_v, hi_v):
@@ -372,6 +460,22 @@ def _fold_multiples(merged: dict) -> list:
     return sorted((tuple(x) for x in items), reverse=True)
 
 
+def _two_nested(d, items, lo, hi) -> bool:
+    """``lo <= d + S*z + s*c <= hi`` for some ``z``, ``c`` in their ranges, when ``S = k*s``:
+    exact and in closed form (a symbolic row pitch: ``m[r*n]`` against ``m[r*n + c]``).
+
+    With ``u = k*z + c`` the test is ``u`` in ``U = [ceil((lo-d)/s), floor((hi-d)/s)]``; for
+    one ``z`` the values of ``u`` fill ``[k*z + c_lo, k*z + c_hi]``, which meets ``U`` iff
+    ``k*z + c_lo <= U_hi`` and ``k*z + c_hi >= U_lo``: an interval of ``z``.
+    """
+    (big, zlo, zhi), (s, clo, chi) = items
+    k = big // s
+    u_lo, u_hi = -((d - lo) // s), (hi - d) // s
+    if u_lo > u_hi:
+        return False
+    return max(zlo, -((chi - u_lo) // k)) <= min(zhi, (u_hi - clo) // k)
+
+
 def _solve(d, items, lo, hi, state) -> bool:
     if not items:
         return lo <= d <= hi
@@ -381,6 +485,8 @@ def _solve(d, items, lo, hi, state) -> bool:
     # d + g*t in [lo, hi] for some integer t is necessary.
     if -((d - lo) // g) > (hi - d) // g:
         return False
+    if len(items) == 2 and items[0][0] % items[1][0] == 0:
+        return _two_nested(d, items, lo, hi)
     s, zlo, zhi = items[0]
     rest = items[1:]
     r_lo = sum(t * a for t, a, _ in rest)
@@ -405,7 +511,11 @@ def _solve(d, items, lo, hi, state) -> bool:
 
 def _byte_set(check: LaunchCheck, k: int, vals, params: bytes, allocations):
     a = check.accesses[k]
+    if _cannot_run(vals, a.guard_slot):
+        return IntervalSet()
     v = vals[a.addr_slot]
+    if a.indirect == IN_MODULE:
+        return IntervalSet() if v is not None and not v else None
     if a.indirect or v is None:
         if allocations is None or a.base_offset < 0:
             return None
@@ -416,10 +526,16 @@ def _byte_set(check: LaunchCheck, k: int, vals, params: bytes, allocations):
             if start <= base < start + size:
                 if v is None:
                     return IntervalSet(((start, start + size),))
-                # Both bound the access: the allocation of its base, and the ranges of
-                # its (guard-bounded) address.
-                return IntervalSet((max(lo, start), min(hi + a.width, start + size))
-                                   for lo, hi in v if lo < start + size and hi + a.width > start)
+                # Both bound the access: the allocation of its base (the in-bounds
+                # assumption), and the ranges of its (guard-bounded) address.
+                inside = IntervalSet((max(lo, start), min(hi + a.width, start + size))
+                                     for lo, hi in v
+                                     if lo < start + size and hi + a.width > start)
+                # ``v`` is a non-empty superset of the addresses the access takes when it
+                # runs. If none of them lies in the allocation, every run of it leaves the
+                # allocation: the launch contradicts the in-bounds assumption, and the
+                # bytes are unknown (never "none").
+                return inside if inside else None
         return None
     return IntervalSet((lo, hi + a.width) for lo, hi in v)
 
@@ -487,7 +603,7 @@ def evaluate_general(check: LaunchCheck, params: bytes, grid, block,
     for k, a in enumerate(check.accesses):
         if a.kind == ATOMIC_BAD:
             v = vals[a.addr_slot]
-            if v is not None and not v:
+            if v is not None and not v or _cannot_run(vals, a.guard_slot):
                 continue
             atomic_detail = atomic_detail or f"non-idempotent atomic {a.label} may execute"
             where = _byte_set(check, k, vals, params, allocations)
@@ -505,7 +621,9 @@ def evaluate_general(check: LaunchCheck, params: bytes, grid, block,
         if ws is not None and not ws or rs is not None and not rs:
             continue
         if ws is None or rs is None:
-            unknown.append((w, r))
+            if not (_residue_disjoint(check, w, r, vals) or
+                    _module_disjoint(check, w, r, ws, rs, allocations)):
+                unknown.append((w, r))
             continue
         common = ws & rs
         if not common:
@@ -539,7 +657,72 @@ def _point(vals, slot):
     return v[0][0]
 
 
+def residue_disjoint_at_launch(d: int, coefficients, bits: int, lo: int, hi: int) -> bool:
+    """Whether ``d + sum(s*z)`` misses ``[lo, hi]`` for *all* integers ``z``, modulo ``2**bits``.
+
+    Every address is congruent to its affine form modulo ``2**bits`` (wraps included), so two
+    addresses differ by ``d`` plus a multiple of ``g = gcd(2**bits, s...)`` whatever values
+    the atoms take: when no number of ``[lo, hi]`` is ``d`` modulo ``g``, the two accesses
+    never share a byte. No atom range is needed: the test holds for unbounded loops and for
+    ranges a wrap splits (``a[2c + 1]`` against ``a[2c]``, through two pointers at launch).
+
+    >>> residue_disjoint_at_launch(4, (8, -8), 64, -3, 3)
+    True
+    """
+    g = 1 << bits if bits > 0 else 0
+    if not g:
+        return False
+    for s in coefficients:
+        g = gcd(g, s)
+    if g == 1 or hi - lo + 1 >= g:
+        return False
+    return lo + (d - lo) % g > hi
+
+
+def _module_disjoint(check, w, r, ws, rs, allocations) -> bool:
+    """One access lies in a module variable, the other only in allocations of the table:
+    they share no byte (:func:`kernelcheck.analysis.bases.module_base`). Two accesses in
+    module variables may share one."""
+    if allocations is None:
+        return False
+    aw, ar = check.accesses[w], check.accesses[r]
+    if aw.indirect == IN_MODULE and rs is not None:
+        known = rs
+    elif ar.indirect == IN_MODULE and ws is not None:
+        known = ws
+    else:
+        return False
+    return all(_covered(lo, hi, allocations) for lo, hi in known.ranges)
+
+
+def _covered(lo: int, hi: int, allocations) -> bool:
+    """Whether every byte of ``[lo, hi)`` lies in some allocation."""
+    while lo < hi:
+        end = next((start + size for start, size in allocations
+                    if start <= lo < start + size), None)
+        if end is None:
+            return False
+        lo = end
+    return True
+
+
+def _residue_disjoint(check, w, r, vals) -> bool:
+    """The residue test of a pair (:func:`residue_disjoint_at_launch`); it needs no byte
+    range, so it also separates accesses whose ranges are unknown or wrap."""
+    aw, ar = check.accesses[w], check.accesses[r]
+    bits = min(aw.residue_bits, ar.residue_bits)
+    if bits <= 0 or aw.const_slot < 0 or ar.const_slot < 0:
+        return False
+    cw, cr = _point(vals, aw.const_slot), _point(vals, ar.const_slot)
+    coefs = [_point(vals, c) for acc in (aw, ar) for c, _ in acc.atoms]
+    if cw is None or cr is None or None in coefs:
+        return False
+    return residue_disjoint_at_launch(cw - cr, coefs, bits, -(aw.width - 1), ar.width - 1)
+
+
 def _lattice_disjoint(check, w, r, vals, exact) -> bool:
+    if _residue_disjoint(check, w, r, vals):
+        return True
     aw, ar = check.accesses[w], check.accesses[r]
     if aw.indirect or ar.indirect or aw.const_slot < 0 or ar.const_slot < 0:
         return False

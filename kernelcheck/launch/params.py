@@ -32,10 +32,12 @@ class InstanceInputError(KernelcheckError, ValueError):
 
 def _resolve(function: Function, name: str):
     for index, param in enumerate(function.params):
-        if name in (param.name, f"p{index}"):
+        if name in (param.name, f"p{index}", f"param_{index}"):
             return param
     names = ", ".join(p.name for p in function.params) or "none"
-    raise InstanceInputError(f"{function.name} has no parameter {name!r} "
+    if len(names) > 200:
+        names = names[:200] + "..."
+    raise InstanceInputError(f"{function.name[:80]} has no parameter {name[:80]!r} "
                              f"(parameters: {names}, or p0..p{len(function.params) - 1})")
 
 
@@ -53,9 +55,13 @@ def _encode(function: Function, param, value) -> bytes:
         if size not in (4, 8):
             raise InstanceInputError(f"parameter {param.name} ({size} bytes) cannot hold "
                                      f"a float")
+        if param.type.lstrip(".")[:1] in ("u", "s"):
+            raise InstanceInputError(f"parameter {param.name} is an integer (.{param.type}): "
+                                     f"got the float {value!r}")
         return struct.pack("<f" if size == 4 else "<d", value)
     if not -(1 << (8 * size - 1)) <= value < 1 << (8 * size):
-        raise InstanceInputError(f"parameter {param.name}: {value} does not fit in {size} "
+        shown = str(value) if value.bit_length() <= 128 else f"a {value.bit_length()}-bit value"
+        raise InstanceInputError(f"parameter {param.name}: {shown} does not fit in {size} "
                                  f"bytes")
     return (value % (1 << (8 * size))).to_bytes(size, "little")
 
@@ -108,8 +114,15 @@ def param_buffer(function: Function, values) -> bytes:
     return bytes(buf)
 
 
+#: Longest value text accepted (a 64-byte aggregate in hex is 132 characters).
+_MAX_VALUE_TEXT = 4096
+
+
 def _value(text: str, key: str):
     text = text.strip()
+    if len(text) > _MAX_VALUE_TEXT:
+        raise InstanceInputError(f"malformed value for {key}: {len(text)} characters "
+                                 f"(at most {_MAX_VALUE_TEXT})")
     try:
         if text.lower().startswith("hex:"):
             return bytes.fromhex(text[4:])
@@ -145,9 +158,28 @@ def parse_instance_text(text: str) -> dict[str, int | float | bytes]:
     return out
 
 
+#: The CUDA launch limits every architecture kernelcheck reads has (CUDA C++ Programming
+#: Guide, "Features and Technical Specifications": grid x < 2^31, y and z <= 65535; block
+#: x and y <= 1024, z <= 64, at most 1024 threads).
+GRID_LIMITS = (2**31 - 1, 65535, 65535)
+BLOCK_LIMITS = (1024, 1024, 64)
+MAX_THREADS_PER_BLOCK = 1024
+
+
 def parse_dims(text: str, what: str) -> tuple[int, int, int]:
-    """``"4"`` or ``"4,2"`` or ``"4,2,1"`` as ``(x, y, z)``; each a positive integer."""
+    """``"4"`` or ``"4,2"`` or ``"4,2,1"`` as ``(x, y, z)``, within CUDA's launch limits.
+
+    ``what`` is ``--grid`` or ``--block`` (the limits of a block apply to ``--block``).
+
+    Examples
+    --------
+    >>> parse_dims("4,2", "--grid")
+    (4, 2, 1)
+    """
     parts = [p.strip() for p in text.split(",")]
+    if len(text) > 64:
+        raise InstanceInputError(f"malformed {what} (expected x[,y[,z]] of positive "
+                                 f"integers, got {len(text)} characters)")
     try:
         dims = [int(p, 0) for p in parts]
     except ValueError:
@@ -156,4 +188,13 @@ def parse_dims(text: str, what: str) -> tuple[int, int, int]:
     if not 1 <= len(dims) <= 3 or any(d <= 0 for d in dims):
         raise InstanceInputError(f"malformed {what} {text!r} (expected x[,y[,z]] of "
                                  f"positive integers)")
-    return tuple(dims + [1] * (3 - len(dims)))  # type: ignore[return-value]
+    dims += [1] * (3 - len(dims))
+    limits = BLOCK_LIMITS if what == "--block" else GRID_LIMITS
+    for axis, value, limit in zip("xyz", dims, limits, strict=True):
+        if value > limit:
+            raise InstanceInputError(f"{what} {text}: {axis} = {value} is past CUDA's limit "
+                                     f"of {limit}")
+    if what == "--block" and dims[0] * dims[1] * dims[2] > MAX_THREADS_PER_BLOCK:
+        raise InstanceInputError(f"{what} {text}: {dims[0] * dims[1] * dims[2]} threads, "
+                                 f"more than CUDA's {MAX_THREADS_PER_BLOCK} per block")
+    return tuple(dims)  # type: ignore[return-value]

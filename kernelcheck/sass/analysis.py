@@ -19,7 +19,7 @@ from dataclasses import replace
 
 from kernelcheck.analysis.summary import KernelSummary, analyze_kernel, unanalysed_summary
 from kernelcheck.ir.nodes import Function, Module
-from kernelcheck.sass.lift import lift_kernel
+from kernelcheck.sass.lift import lift_kernel, module_variables
 
 __all__ = ["analyze_sass_kernel", "analyze_sass_module", "lifted_module"]
 
@@ -28,8 +28,8 @@ def lifted_module(module: Module, function: Function):
     """A one-kernel module of the lifted ``function``, and the
     :class:`~kernelcheck.sass.lift.LiftedFunction`."""
     lifted = lift_kernel(function, module)
-    return Module(None, module.target, module.address_size or 64, (lifted.function,),
-                  module.filename), lifted
+    return Module(None, module.target, module.address_size or 64,
+                  module_variables((function,)) + (lifted.function,), module.filename), lifted
 
 
 def analyze_sass_kernel(module: Module, function: Function) -> KernelSummary:
@@ -58,7 +58,8 @@ def analyze_sass_kernel(module: Module, function: Function) -> KernelSummary:
     start = time.perf_counter()
     try:
         lifted, kernel = lifted_module(module, function)
-        summary = analyze_kernel(lifted, kernel.function)
+        summary = analyze_kernel(lifted, kernel.function,
+                                 locate=_sass_locator(function, kernel.origin))
     except Exception as error:  # noqa: BLE001 - a fault of ours: this kernel is not proven
         return unanalysed_summary(function, f"analysis fault on {function.name}: "
                                             f"{type(error).__name__}: {error}")
@@ -89,7 +90,7 @@ _UNMODELLED = re.compile(r"^(unknown|unmodelled) instruction ")
 def _sass_reason(reason: str, kernel, function: Function) -> str:
     """A reason restated with the SASS instructions its lifted instructions came from:
     ``unknown instruction sass.utmastg.2d #41 in k`` becomes ``unknown instruction
-    UTMASTG.2D #12 (offset 0xc0) in k``, with why the lifter left it unmodelled where it
+    UTMASTG.2D /*00c0*/ in k`` (as :func:`sass_site` names accesses), with why the lifter left it unmodelled where it
     knows (a call it did not inline, an address it could not read)."""
     whys = dict(kernel.reasons)
     sass = function.instructions
@@ -100,16 +101,38 @@ def _sass_reason(reason: str, kernel, function: Function) -> str:
         origin = kernel.origin[index] if 0 <= index < len(kernel.origin) else -1
         if not 0 <= origin < len(sass):
             return found.group(0)
-        instr = sass[origin]
         if index in whys and not first_why:
             first_why.append(whys[index])
-        offset = f" (offset {instr.pos.line:#x})" if instr.pos is not None else ""
-        return f"{instr.full_opcode} #{origin}{offset}"
+        opcode, ident, line = sass_site(sass[origin])
+        return f"{opcode} {ident}{line}"
 
     text = _LIFTED.sub(name, reason)
     if first_why and _UNMODELLED.match(reason):
         text = f"{text}: {first_why[0]}"
     return text
+
+
+def sass_site(instruction) -> tuple[str, str, str]:
+    """``("STG.E", "/*0120*/", ", line 14")``: a SASS instruction as reasons name it, by its
+    offset in the kernel's code (as nvdisasm prints it) and its source line when the cubin
+    has line information."""
+    offset = instruction.pos.line if instruction.pos is not None else 0
+    line = f", line {instruction.loc.line}" if instruction.loc is not None else ""
+    return instruction.full_opcode, f"/*{offset:04x}*/", line
+
+
+def _sass_locator(function: Function, origin):
+    """Where a lifted instruction is, named by the SASS instruction it was lifted from (a
+    reader has the SASS listing, not the lifted function)."""
+    sass = function.instructions
+
+    def locate(lifted) -> tuple[str, str, str]:
+        index = origin[lifted.index] if 0 <= lifted.index < len(origin) else -1
+        if 0 <= index < len(sass):
+            return sass_site(sass[index])
+        return lifted.full_opcode, "(lifted)", ""
+
+    return locate
 
 
 def analyze_sass_module(module: Module) -> tuple[KernelSummary, ...]:

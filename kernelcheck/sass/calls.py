@@ -33,12 +33,20 @@ import struct
 from kernelcheck.ir.nodes import ConstantRef, Function, Immediate, Instruction, Register
 from kernelcheck.ir.operands import defs
 
-__all__ = ["CBANK_FUNCTIONS_DIRECTIVE", "ASSERT_FAIL", "PRINTF", "bank_functions", "call_target",
-           "move_immediate",
+__all__ = ["CBANK_FUNCTIONS_DIRECTIVE", "CBANK_OBJECTS_DIRECTIVE", "CBANK2_DIRECTIVE",
+           "ASSERT_FAIL", "PRINTF", "bank_functions", "bank_objects", "bank2_words",
+           "call_target", "move_immediate",
            "stops_thread", "BRANCH_TARGETS_DIRECTIVE", "decode_branch_targets",
            "branch_targets"]
 
 CBANK_FUNCTIONS_DIRECTIVE = "CBANK_FUNCTIONS"
+#: ``("CBANK_OBJECTS", ((bank, offset, symbol), ...))``: the addresses of module variables
+#: (``STT_OBJECT`` symbols, libdevice's tables among them) that the loader writes into
+#: constant bank 4, named by the relocations of ``.nv.constant4``.
+CBANK_OBJECTS_DIRECTIVE = "CBANK_OBJECTS"
+#: ``("CBANK2", ((offset, word), ...))``: the 32-bit words of the function's constant bank 2
+#: (compiler constants, ``.nv.constant2.<kernel>``) that no relocation fills in.
+CBANK2_DIRECTIVE = "CBANK2"
 BRANCH_TARGETS_DIRECTIVE = "EIATTR_INDIRECT_BRANCH_TARGETS"
 ASSERT_FAIL = "__assertfail"
 #: The device printf: it appends to the runtime's printf buffer, which kernels never read.
@@ -51,6 +59,22 @@ def bank_functions(function: Function) -> dict[tuple[int, int], str]:
     for name, values in function.directives:
         if name == CBANK_FUNCTIONS_DIRECTIVE:
             return {(bank, offset): symbol for bank, offset, symbol in values}
+    return {}
+
+
+def bank_objects(function: Function) -> dict[tuple[int, int], str]:
+    """``{(bank, offset): symbol}`` from the function's ``CBANK_OBJECTS`` directive."""
+    for name, values in function.directives:
+        if name == CBANK_OBJECTS_DIRECTIVE:
+            return {(bank, offset): symbol for bank, offset, symbol in values}
+    return {}
+
+
+def bank2_words(function: Function) -> dict[int, int]:
+    """``{offset: word}`` from the function's ``CBANK2`` directive."""
+    for name, values in function.directives:
+        if name == CBANK2_DIRECTIVE:
+            return dict(values)
     return {}
 
 

@@ -28,6 +28,7 @@ from kernelcheck.ir.nodes import (
     Instruction,
     Label,
     Param,
+    SourceLoc,
     SourcePos,
     Statement,
     Symbol,
@@ -75,6 +76,7 @@ def build_function(
     labels: Mapping[int, tuple[str, ...]] | None = None,
     filename: str | None = None,
     lines: Iterable[int] | None = None,
+    sources: Iterable[SourceLoc | None] | None = None,
 ) -> Function:
     """Parse ``(offset, text)`` rows into a function with labels at branch targets.
 
@@ -98,6 +100,8 @@ def build_function(
         Named in errors.
     lines : iterable of int, optional
         The text line of each row, for errors (default: the row number, from 1).
+    sources : iterable of SourceLoc or None, optional
+        The CUDA source position of each row (from the cubin's line information).
 
     Returns
     -------
@@ -110,9 +114,10 @@ def build_function(
     """
     rows = list(rows)
     line_numbers = list(lines) if lines is not None else range(1, len(rows) + 1)
+    locs = list(sources) if sources is not None else [None] * len(rows)
     instructions: list[tuple[int, Instruction]] = []
     wanted: dict[int, list[str]] = {}
-    for (offset, text), line in zip(rows, line_numbers, strict=True):
+    for (offset, text), line, loc in zip(rows, line_numbers, locs, strict=True):
         parts = parse_instruction_text(text, filename=filename, line=line)
         operands, targets = _resolve_targets(parts.operands, parts.opcode)
         for target in targets:
@@ -126,7 +131,7 @@ def build_function(
             parts.modifiers,
             operands,
             parts.guard,
-            None,
+            loc,
             len(instructions),
             parts.opcode in SASS_KNOWN_OPCODES,
             SourcePos(offset, 0),
@@ -159,8 +164,12 @@ def function_from_sass(
     symbols: Mapping[str, int] | None = None,
     labels: Mapping[int, tuple[str, ...]] | None = None,
     filename: str | None = None,
+    files: Mapping[str, int] | None = None,
 ) -> Function:
     """The Kernel IR of one disassembled function (see :func:`build_function`).
+
+    ``files`` numbers the source files of the instructions' line information (their
+    ``SourceLoc.file``); files it does not name are numbered after it in order of appearance.
 
     Examples
     --------
@@ -171,9 +180,18 @@ def function_from_sass(
     >>> [b.name for b in f.blocks]
     ['$bb0', '$bb1', '.L_0x20']
     """
+    numbers = dict(files or {})
+    locs = []
+    for i in sass.instructions:
+        if i.source is None:
+            locs.append(None)
+            continue
+        number = numbers.setdefault(i.source[0], len(numbers) + 1)
+        locs.append(SourceLoc(number, i.source[1], 0))
     return build_function(
         sass.name,
         ((i.offset, i.text) for i in sass.instructions),
+        sources=locs,
         kind=kind,
         params=params,
         directives=directives,

@@ -41,7 +41,9 @@ from kernelcheck.ir.nodes import (
     RegisterDecl,
     SourcePos,
     Symbol,
+    VariableDecl,
 )
+from kernelcheck.sass.calls import bank_objects
 from kernelcheck.sass.division import plan_divisions
 from kernelcheck.sass.inline import inline_subroutines
 from kernelcheck.sass.lift_state import LiftState, block_successors, is_predicate
@@ -519,8 +521,16 @@ def lift_module(module: Module) -> Module:
     """A module of the lifted kernels of a SASS module (device functions are left out:
     calls to them are handled at the call sites)."""
     items = tuple(lift_function(k, module) for k in module.kernels)
-    return Module(module.version, module.target, module.address_size, items,
-                  module.filename)
+    return Module(module.version, module.target, module.address_size,
+                  module_variables(module.kernels) + items, module.filename)
+
+
+def module_variables(functions) -> tuple[VariableDecl, ...]:
+    """The module-scope ``.global`` variables whose addresses the functions read from
+    constant bank 4 (``CBANK_OBJECTS``), declared so that the lifted module names them as
+    a PTX module does (:class:`~kernelcheck.analysis.terms.Global`)."""
+    names = sorted({name for f in functions for name in bank_objects(f).values()})
+    return tuple(VariableDecl("global", name, "b8") for name in names)
 
 
 _ = (Immediate, SourcePos, is_predicate)

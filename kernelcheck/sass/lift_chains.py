@@ -339,6 +339,9 @@ def lea_high(lifter, instr, dest: Register, rest):
     carries = _carry_inputs(rest[need - 1:])
     info = _chain_of(lifter, carries) if carries else None
     a_p = plain(a)
+    if info is not None and info[0] == "add" and sx and type(s_op) is Immediate and (
+            s_op.value in (0, 1)) and type(a_p) is Register:
+        return _sign_extended_sum(lifter, instr, dest, info, a_p, b_hi, carries)
     if info is None or info[0] != "lea" or type(s_op) is not Immediate or (
             info[3] != s_op.value) or type(a_p) is not Register or (
             info[1].name != a_p.name) or not info[1].unchanged(lifter) or (
@@ -359,3 +362,25 @@ def lea_high(lifter, instr, dest: Register, rest):
     write64(lifter, info[4], dest.name, total)
 
 
+
+
+def _sign_extended_sum(lifter, instr, dest: Register, info, a_p: Register, b_hi, carries):
+    """``IADD3 lo, P, a, b, RZ`` then ``LEA.HI.X.SX32 hi, a, b_hi, s, P`` with ``s`` 0 or 1:
+    the 64-bit ``sext(a) + (b_hi:b)``, how compilers add a signed 32-bit byte index to a
+    pointer (``p[i]`` for a ``char``). Exact: the high instruction adds
+    ``hi32(sext(a) << s)``, which is the sign word of ``a`` for a 32-bit ``a`` and ``s``
+    in {0, 1}, plus ``b_hi`` and the carry of the low 32-bit sum."""
+    lo_items = [s for s in info[1] if not is_zero(s.operand)]
+    a_item = next((s for s in lo_items if s.name == a_p.name), None)
+    if (len(carries) != 1 or len(lo_items) != 2 or a_item is None or
+            any(s.modifier is not None for s in lo_items) or not a_item.unchanged(lifter) or
+            info[2] in ("RZ", "URZ")):
+        return opaque_instruction(lifter, instr)
+    b_item = next(s for s in lo_items if s is not a_item)
+    wide = lifter.tmp("b64")
+    lifter.emit("cvt", ("s64", "s32"), (wide, src32(lifter, a_item.value)), guard=False)
+    base = build64(lifter, b_item.value, b_hi, b_item.fact, b_item.name,
+                   b_item.unchanged(lifter))
+    total = lifter.tmp("b64")
+    lifter.emit("add", ("s64",), (total, wide, base), guard=False)
+    write64(lifter, info[2], dest.name, total)

@@ -331,11 +331,25 @@ def _shf(lifter, instr):
         return opaque_instruction(lifter, instr)
     a, s, b = instr.operands[1:4]
     shift = plain(s)
+    left = "L" in mods
+    hi = "HI" in mods
+    if "W" not in mods and type(shift) in (Register, ConstantRef) and (
+            "U32" in mods or "S32" in mods):
+        # A shift amount in a register: without .W the funnel shift clamps it to 32, as
+        # PTX shl/shr clamp theirs (ISA §9.7.8.7-8), so the 32-bit shifts PTX lowers to
+        # SHF (low word of a left shift, high word of a right shift) are PTX shl and shr.
+        if left and not hi and is_zero(b):
+            x, amount = src32(lifter, a), src32(lifter, s)
+            write32(lifter, dest, lambda r: lifter.emit("shl", ("b32",), (r, x, amount)))
+            return
+        if not left and hi and is_zero(a):
+            x, amount = src32(lifter, b), src32(lifter, s)
+            kind = "s32" if "S32" in mods else "u32"
+            write32(lifter, dest, lambda r: lifter.emit("shr", (kind,), (r, x, amount)))
+            return
     if type(shift) is not Immediate or shift.kind != "int" or not 0 <= shift.value < 32:
         return opaque_instruction(lifter, instr)
     n = shift.value
-    left = "L" in mods
-    hi = "HI" in mods
     if left and not hi and is_zero(b) and ("U32" in mods or "S32" in mods):
         x = src32(lifter, a)
         write32(lifter, dest, lambda r: lifter.emit("shl", ("b32",), (r, x, Immediate(n))))

@@ -24,6 +24,7 @@ from kernelcheck.ir.nodes import (
     SpecialRegister,
     Symbol,
 )
+from kernelcheck.sass.calls import bank2_words, bank_objects
 from kernelcheck.sass.lift_state import is_predicate
 from kernelcheck.sass.params import param_at
 
@@ -114,6 +115,11 @@ def constant32(lifter, operand: ConstantRef, width: int = 4, signed: bool = Fals
         found = _param_read(lifter, offset, width, signed)
         if found is not None:
             return found
+    words = bank2_words(lifter.sass) if operand.bank == 2 else {}
+    if offset is not None and width == 4 and offset in words:
+        dest = lifter.tmp("b32")
+        lifter.emit("mov", ("b32",), (dest, Immediate(words[offset])), guard=False)
+        return dest
     dest = lifter.tmp("b32")
     opaque32(lifter, dest)
     return dest
@@ -285,6 +291,19 @@ def pair64(lifter, operand) -> Register:
             if found is not None:
                 return found
             return build64(lifter, operand_p, ConstantRef(0, offset + 4))
+        words = bank2_words(lifter.sass) if operand_p.bank == 2 else {}
+        if offset is not None and offset in words and offset + 4 in words:
+            # A 64-bit compiler constant of bank 2 (its bytes are in the cubin).
+            dest = lifter.tmp("b64")
+            value = words[offset] | words[offset + 4] << 32
+            lifter.emit("mov", ("b64",), (dest, Immediate(value)), guard=False)
+            return dest
+        symbol = bank_objects(lifter.sass).get((operand_p.bank, offset))
+        if symbol is not None:
+            # The doubleword the loader relocates to a module variable's address.
+            dest = lifter.tmp("b64")
+            lifter.emit("mov", ("u64",), (dest, Symbol(symbol)), guard=False)
+            return dest
     if kind is Immediate and operand_p.kind == "int":
         dest = lifter.tmp("b64")
         lifter.emit("mov", ("b64",), (dest, Immediate(operand_p.value & (2**64 - 1))),

@@ -20,10 +20,12 @@ from dataclasses import dataclass
 from kernelcheck.binary.cubin import CubinFile
 from kernelcheck.binary.nvdisasm import SassFunction, disassemble
 from kernelcheck.errors import KernelcheckError
-from kernelcheck.ir.nodes import Function, Module
+from kernelcheck.ir.nodes import FileDirective, Function, Module
 from kernelcheck.sass.calls import (
     BRANCH_TARGETS_DIRECTIVE,
+    CBANK2_DIRECTIVE,
     CBANK_FUNCTIONS_DIRECTIVE,
+    CBANK_OBJECTS_DIRECTIVE,
     decode_branch_targets,
 )
 from kernelcheck.sass.function import function_from_sass, label_for_offset
@@ -109,10 +111,35 @@ def _bank_functions(cubin: CubinFile) -> tuple[tuple[int, int, str], ...]:
                         cubin.constant_bank_symbols(4).items() if name in functions))
 
 
+def _bank_objects(cubin: CubinFile) -> tuple[tuple[int, int, str], ...]:
+    """The addresses of module variables constant bank 4 holds (see
+    :func:`kernelcheck.sass.calls.bank_objects`)."""
+    objects = {name for name, _, kind, _ in cubin.symbols if kind == "STT_OBJECT"}
+    return tuple(sorted((4, offset, name) for offset, name in
+                        cubin.constant_bank_symbols(4).items() if name in objects))
+
+
+def _bank2_words(cubin: CubinFile, name: str) -> tuple[tuple[int, int], ...]:
+    """``((offset, value), ...)``: the 32-bit words of the function's constant bank 2 (the
+    compiler's constants, ``.nv.constant2.<name>``) that no relocation fills in."""
+    section = f".nv.constant2.{name}"
+    data = cubin.section_data(section)
+    if not data:
+        return ()
+    relocated: set[int] = set()
+    for offset, _, _, _ in cubin.relocations(section):
+        relocated.update(range(offset - offset % 4, offset + 8, 4))
+    return tuple((k, struct.unpack_from("<I", data, k)[0]) for k in range(0, len(data) - 3, 4)
+                 if k not in relocated)
+
+
 def _functions_of_cubin(cubin, code, filename):
     symbols = local_code_symbols(cubin)
+    files = _file_numbers(code)
     called = _bank_functions(cubin)
     shared = ((CBANK_FUNCTIONS_DIRECTIVE, called),) if called else ()
+    objects = _bank_objects(cubin)
+    shared += ((CBANK_OBJECTS_DIRECTIVE, objects),) if objects else ()
     kernels = {k.name: k for k in cubin.iter_kernels()}
     order = [n for n in kernels if n in code] + [n for n in code if n not in kernels]
     functions: list[Function] = []
@@ -133,6 +160,9 @@ def _functions_of_cubin(cubin, code, filename):
         if kernel is not None:
             for record in kernel.find(BRANCH_TARGETS_DIRECTIVE):
                 branches += decode_branch_targets(record.payload)
+        constants = _bank2_words(cubin, name)
+        if constants:
+            directives += ((CBANK2_DIRECTIVE, constants),)
         labels = None
         if branches:
             directives += ((BRANCH_TARGETS_DIRECTIVE, branches),)
@@ -147,6 +177,7 @@ def _functions_of_cubin(cubin, code, filename):
                 symbols=symbols.get(f".text.{name}"),
                 labels=labels,
                 filename=label,
+                files=files,
             ))
         except KernelcheckError as error:
             failures.append(FunctionFailure(name, error))
@@ -179,11 +210,33 @@ def load_cubin_sass(
     """
     cubin = CubinFile(data, filename=filename)
     if code is None:
-        code = disassemble(data, label=filename or "<cubin>")
+        code = disassemble(data, label=filename or "<cubin>",
+                           line_info=has_line_info(cubin))
     functions, failures = functions_of_cubin(cubin, code, filename=filename)
     module = Module(version=None, target=(cubin.arch,), address_size=64,
-                    items=functions, filename=filename)
+                    items=source_files(code) + functions, filename=filename)
     return SassImage(module, failures, cubin.arch)
+
+
+def has_line_info(cubin: CubinFile) -> bool:
+    """Whether the cubin carries source lines (built with ``-lineinfo`` or ``-G``)."""
+    return cubin.get_section(".debug_line") is not None
+
+
+def source_files(code: dict[str, SassFunction]) -> tuple[FileDirective, ...]:
+    """The source files the instructions' line information names, numbered from 1 in order
+    of appearance (the numbering :func:`~kernelcheck.sass.function.function_from_sass`
+    gives their ``SourceLoc.file``)."""
+    return tuple(FileDirective(index, path) for path, index in _file_numbers(code).items())
+
+
+def _file_numbers(code: dict[str, SassFunction]) -> dict[str, int]:
+    numbers: dict[str, int] = {}
+    for function in code.values():
+        for instruction in function.instructions:
+            if instruction.source is not None and instruction.source[0] not in numbers:
+                numbers[instruction.source[0]] = len(numbers) + 1
+    return numbers
 
 
 def module_from_cubin(data: bytes, filename: str | None = None) -> Module:

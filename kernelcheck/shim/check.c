@@ -23,10 +23,14 @@ typedef __int128 i128;
 #define LATTICE_BUDGET 4096
 
 struct piece { i128 lo, hi; };
-struct slot { int n; int exact; struct piece p[MAXP]; }; /* n < 0: invalid */
+/* n < 0: invalid. exact: every wrap of a thread-dependent value below was the identity;
+ * fixed: computed from parameters, dimensions and constants only (Python _run). */
+struct slot { int n; int exact; int fixed; struct piece p[MAXP]; };
 
-/* Format version 2 (kernelcheck.launch.check): NEQ, and TRIPMAX loop-test modes. */
-static const unsigned char MAGIC[8] = {'K', 'C', 'L', 'C', 'H', 'K', 0, 2};
+/* Format version 3 (kernelcheck.launch.check): access guards and residue bits; CMP, POW2
+ * and SHRV records. */
+static const unsigned char MAGIC[8] = {'K', 'C', 'L', 'C', 'H', 'K', 0, 3};
+#define ACCESS_BYTES 144
 
 /* ------------------------------------------------------------------ decoding */
 static int ref_ok(int64_t ref, uint32_t k, int optional)
@@ -50,6 +54,10 @@ static int record_ok(const int64_t r[5], uint32_t k)
                     (r[4] & 0xFF) >= 1 && (r[4] & 0xFF) <= 64 && (r[4] >> 9) >= 0 &&
                     (r[4] >> 9) <= 2;
     case 20: return ref_ok(a, k, 0) && ref_ok(b, k, 0);
+    case 21: return ref_ok(a, k, 0) && ref_ok(b, k, 0) && c >= 0 && c <= 5;
+    case 22: return ref_ok(a, k, 0) && b >= 1 && b <= 64;
+    case 23: return ref_ok(a, k, 0) && ref_ok(b, k, 0) && c >= 1 && c <= 64;
+    case 24: return ref_ok(a, k, 0) && ref_ok(b, k, 0);
     case 5: case 6: case 8: case 9: case 10: case 11: case 12: case 14: case 15: case 16:
         return ref_ok(a, k, 0) && ref_ok(b, k, 0);
     default: return 0;
@@ -65,7 +73,7 @@ struct kc_check *kc_check_decode(const void *blob, size_t size)
     memcpy(hdr, p + 8, 16);
     if (hdr[0] > 100000 || hdr[1] > 100000 || hdr[2] > 1000000)
         return NULL;
-    size_t need = 24 + (size_t)hdr[0] * 40 + (size_t)hdr[1] * 128 + (size_t)hdr[2] * 8;
+    size_t need = 24 + (size_t)hdr[0] * 40 + (size_t)hdr[1] * ACCESS_BYTES + (size_t)hdr[2] * 8;
     if (size < need)
         return NULL;
     struct kc_check *c = calloc(1, sizeof *c);
@@ -83,15 +91,17 @@ struct kc_check *kc_check_decode(const void *blob, size_t size)
         if (!record_ok(c->program[k], k))
             goto bad;
     const unsigned char *q = p + 24 + (size_t)hdr[0] * 40;
-    for (uint32_t k = 0; k < hdr[1]; k++, q += 128) {
-        int64_t f[16];
-        memcpy(f, q, 128);
+    for (uint32_t k = 0; k < hdr[1]; k++, q += ACCESS_BYTES) {
+        int64_t f[18];
+        memcpy(f, q, ACCESS_BYTES);
         struct kc_access *a = &c->accesses[k];
         a->kind = f[0], a->width = f[1], a->addr_slot = f[2], a->base_offset = f[3];
         a->base_size = f[4], a->indirect = f[5], a->const_slot = f[6], a->n_atoms = f[7];
         for (int j = 0; j < 4; j++)
             a->coef[j] = f[8 + 2 * j], a->atom[j] = f[9 + 2 * j];
+        a->guard_slot = f[16], a->residue_bits = f[17];
         if (a->kind < 0 || a->kind > 3 || a->width < 1 || a->width > 1024 ||
+            !ref_ok(a->guard_slot, hdr[0], 1) || a->residue_bits < 0 || a->residue_bits > 64 ||
             !ref_ok(a->addr_slot, hdr[0], 0) || !ref_ok(a->const_slot, hdr[0], 1) ||
             a->n_atoms < 0 || (a->base_offset >= 0 && (a->base_size < 1 || a->base_size > 8)))
             goto bad;
@@ -169,6 +179,7 @@ static inline void copy_slot(struct slot *dst, const struct slot *src)
 {
     dst->n = src->n;
     dst->exact = src->exact;
+    dst->fixed = src->fixed;
     for (int k = 0; k < src->n; k++)
         dst->p[k] = src->p[k];
 }
@@ -357,10 +368,10 @@ static void wrap(struct slot *r, const struct slot *v, int bits, int is_signed)
         r->exact = 1;
         return;
     }
-    if (lo == hi && !is_inf(lo)) { /* one launch-constant value: wrapping it is exact */
+    if (lo == hi && !is_inf(lo)) { /* one value: wrapping it is exact, not the identity */
         i128 x = ((lo - lo_r) & (mod - 1)) + lo_r; /* floor-mod by a power of two */
         set1(r, x, x);
-        r->exact = 1;
+        r->exact = 0;
         return;
     }
     r->exact = 0;
@@ -454,6 +465,80 @@ static void neq(struct slot *r, const struct slot *v, const struct slot *other)
     memcpy(r->p, out.p, (size_t)out.n * sizeof out.p[0]);
 }
 
+/* Python _cmp: {0} when no values of x and y satisfy comparison op (CMP_NAMES: lt le gt
+ * ge eq ne), {1} when all do, else [0, 1]; empty when an operand is, invalid when one is. */
+static void cmp(struct slot *r, const struct slot *x, const struct slot *y, int op)
+{
+    if (x->n < 0 || y->n < 0) {
+        r->n = -1;
+        return;
+    }
+    if (!x->n || !y->n) {
+        r->n = 0;
+        return;
+    }
+    i128 a, b, c, d;
+    hull(x, &a, &b);
+    hull(y, &c, &d);
+    int t, f;
+    switch (op) {
+    case 0: t = b < c, f = a >= d; break;
+    case 1: t = b <= c, f = a > d; break;
+    case 2: t = a > d, f = b <= c; break;
+    case 3: t = a >= d, f = b < c; break;
+    default: {
+        int same = a == b && b == c && c == d && !is_inf(a), apart = 1;
+        for (int i = 0; i < x->n && apart; i++)
+            for (int j = 0; j < y->n && apart; j++)
+                if (x->p[i].lo <= y->p[j].hi && y->p[j].lo <= x->p[i].hi)
+                    apart = 0;
+        t = op == 4 ? same : apart, f = op == 4 ? apart : same;
+    }
+    }
+    set1(r, t ? 1 : 0, f ? 0 : 1);
+}
+
+/* Python _pow2: 2**min(s, width) for unsigned shift amounts s. */
+static void pow2(struct slot *r, const struct slot *v, int width)
+{
+    if (v->n <= 0) {
+        copy_slot(r, v);
+        return;
+    }
+    i128 lo, hi;
+    hull(v, &lo, &hi);
+    if (lo < 0) {
+        r->n = -1;
+        return;
+    }
+    set1(r, (i128)1 << (lo < width ? (int)lo : width), (i128)1 << (hi < width ? (int)hi : width));
+}
+
+/* Python _shrv: floor(x / 2**min(s, width)); the extremes are at the corners. */
+static void shrv(struct slot *r, const struct slot *v, const struct slot *amount, int width)
+{
+    if (v->n < 0 || amount->n < 0) {
+        r->n = -1;
+        return;
+    }
+    if (!v->n || !amount->n) {
+        r->n = 0;
+        return;
+    }
+    i128 slo, shi, lo, hi;
+    hull(amount, &slo, &shi);
+    hull(v, &lo, &hi);
+    if (slo < 0) {
+        r->n = -1;
+        return;
+    }
+    int k1 = slo < width ? (int)slo : width, k2 = shi < width ? (int)shi : width;
+    /* an arithmetic shift of a finite value is floor division by 2**k; infinities stay */
+    i128 q[4] = {is_inf(lo) ? lo : lo >> k1, is_inf(lo) ? lo : lo >> k2,
+                 is_inf(hi) ? hi : hi >> k1, is_inf(hi) ? hi : hi >> k2};
+    set1(r, min2(min2(q[0], q[1]), min2(q[2], q[3])), max2(max2(q[0], q[1]), max2(q[2], q[3])));
+}
+
 static void bound(struct slot *r, const struct slot *v, const struct slot *lv,
                   const struct slot *hv)
 {
@@ -530,6 +615,21 @@ static struct scratch *scratch_for(uint32_t slots, uint32_t acc)
     return s;
 }
 
+/* Python _cannot_run: the guard in slot is false for every value (or has none). */
+static int cannot_run(const struct slot *v, int64_t slot)
+{
+    if (slot < 0)
+        return 0;
+    const struct slot *g = &v[slot];
+    if (g->n < 0)
+        return 0;
+    if (g->n == 0)
+        return 1;
+    i128 lo, hi;
+    hull(g, &lo, &hi);
+    return hi <= 0;
+}
+
 /* ------------------------------------------------------------------ evaluation */
 static int run_program(const struct kc_check *c, struct slot *v, const unsigned char *params,
                        size_t psize, const uint32_t grid[3], const uint32_t block[3])
@@ -539,6 +639,14 @@ static int run_program(const struct kc_check *c, struct slot *v, const unsigned 
         const int64_t *r = c->program[k];
         struct slot *s = &v[k];
         int64_t a = r[1], b = r[2], cc = r[3];
+        int fixed;
+        switch (r[0]) {
+        case 0: case 1: case 2: fixed = 1; break;
+        case 3: case 4: case 10: case 18: fixed = 0; break;
+        case 7: case 13: case 17: case 20: case 22: fixed = v[a].fixed; break;
+        case 19: fixed = v[a].fixed && v[b].fixed && v[cc].fixed; break;
+        default: fixed = v[a].fixed && v[b].fixed;
+        }
         s->exact = 1;
         switch (r[0]) {
         case 0: set1(s, cc, cc); break;
@@ -558,7 +666,10 @@ static int run_program(const struct kc_check *c, struct slot *v, const unsigned 
             break;
         }
         case 4: set1(s, 0, a >= 100 ? KC_INF : ((i128)1 << a) - 1); break;
-        case 7: wrap(s, &v[a], (int)b, (int)cc); s->exact = s->exact && v[a].exact; break;
+        case 7:
+            wrap(s, &v[a], (int)b, (int)cc);
+            s->exact = (s->exact || v[a].fixed) && v[a].exact;
+            break;
         case 17:
             bound(s, &v[a], b >= 0 ? &v[b] : NULL, cc >= 0 ? &v[cc] : NULL);
             s->exact = v[a].exact;
@@ -583,10 +694,24 @@ static int run_program(const struct kc_check *c, struct slot *v, const unsigned 
             neq(s, &v[a], &v[b]);
             s->exact = v[a].exact;
             break;
+        case 21: cmp(s, &v[a], &v[b], (int)cc); break;
+        case 22: pow2(s, &v[a], (int)b); s->exact = v[a].exact; break;
+        case 23:
+            shrv(s, &v[a], &v[b], (int)cc);
+            s->exact = v[a].exact && v[b].exact;
+            break;
+        case 24:
+            if (cannot_run(v, b))
+                s->n = 0;
+            else
+                copy_slot(s, &v[a]);
+            s->exact = v[a].exact;
+            break;
         default:
             binary(s, (int)r[0], &v[a], &v[b]);
             s->exact = v[a].exact && v[b].exact;
         }
+        s->fixed = fixed;
     }
     return 1;
 }
@@ -598,6 +723,14 @@ static void byte_set(const struct kc_check *c, uint32_t k, const struct slot *v,
 {
     const struct kc_access *a = &c->accesses[k];
     const struct slot *s = &v[a->addr_slot];
+    if (cannot_run(v, a->guard_slot)) {
+        out->n = 0;
+        return;
+    }
+    if (a->indirect == 2) { /* inside a module variable: bytes unknown */
+        out->n = s->n == 0 ? 0 : -1;
+        return;
+    }
     if (a->indirect || s->n < 0) {
         out->n = -1;
         if (!lookup || a->base_offset < 0 ||
@@ -632,6 +765,11 @@ static void byte_set(const struct kc_check *c, uint32_t k, const struct slot *v,
                 out->n++;
             }
         }
+        /* s is a non-empty superset of the addresses the access takes when it runs: none
+         * in the allocation means the launch contradicts the in-bounds assumption, and
+         * the bytes are unknown (never an empty set). */
+        if (out->n == 0)
+            out->n = -1;
         return;
     }
     out->n = s->n;
@@ -673,6 +811,17 @@ static i128 gcd128(i128 a, i128 b)
 
 static i128 ceildiv_neg(i128 a, i128 g) { return -floordiv(-a, g); } /* ceil(a / g) */
 
+/* Python _two_nested: lo <= d + S*z + s*c <= hi with S = k*s, exact in closed form. */
+static int two_nested(i128 d, const struct term *t, i128 lo, i128 hi)
+{
+    i128 s = t[1].s, k = t[0].s / t[1].s;
+    i128 u_lo = ceildiv_neg(lo - d, s), u_hi = floordiv(hi - d, s);
+    if (u_lo > u_hi)
+        return 0;
+    return max2(t[0].lo, ceildiv_neg(u_lo - t[1].hi, k)) <=
+           min2(t[0].hi, floordiv(u_hi - t[1].lo, k));
+}
+
 /* Python _solve: 1 = may overlap (or undecided), 0 = no assignment exists. */
 static int solve(i128 d, const struct term *t, int n, i128 lo, i128 hi, long *budget)
 {
@@ -683,6 +832,8 @@ static int solve(i128 d, const struct term *t, int n, i128 lo, i128 hi, long *bu
         g = gcd128(g, t[k].s);
     if (ceildiv_neg(lo - d, g) > floordiv(hi - d, g))
         return 0;
+    if (n == 2 && t[0].s % t[1].s == 0)
+        return two_nested(d, t, lo, hi);
     i128 s = t[0].s, r_lo = 0, r_hi = 0, x;
     for (int k = 1; k < n; k++) {
         if (__builtin_mul_overflow(t[k].s, t[k].lo, &x) || __builtin_add_overflow(r_lo, x, &r_lo))
@@ -761,6 +912,8 @@ static int solve64(int64_t d, const struct term64 *t, int n, int64_t lo, int64_t
         return -1;
     if (ceildiv64(e1, g) > floordiv64(e2, g))
         return 0;
+    if (n == 2 && t[0].s % t[1].s == 0)
+        return -1; /* the closed form of two nested terms: in 128-bit arithmetic */
     int64_t s = t[0].s;
     for (int k = 1; k < n; k++) {
         if (__builtin_mul_overflow(t[k].s, t[k].lo, &x) || __builtin_add_overflow(r_lo, x, &r_lo))
@@ -922,9 +1075,88 @@ int kc_lattice_disjoint(int64_t cw, int64_t cr, int n, const int8_t *sign,
     return terms_disjoint128(cw, cr, raw, n, width_w, width_r);
 }
 
+/* Python residue_disjoint_at_launch: d plus any combination of the coefficients, modulo
+ * g = gcd(2**bits, coefficients), never lands in [lo, hi]. */
+static int residue_mod_disjoint(int64_t d, int n, const int64_t *coef, int bits, int64_t lo,
+                                int64_t hi)
+{
+    if (bits <= 0)
+        return 0;
+    uint64_t g = bits >= 64 ? 0 : (uint64_t)1 << bits; /* 0 stands for 2**64 */
+    for (int k = 0; k < n; k++) {
+        uint64_t s = coef[k] < 0 ? -(uint64_t)coef[k] : (uint64_t)coef[k];
+        if (s == 0)
+            continue;
+        uint64_t low = s & -s; /* gcd with a power of two: the lowest set bit, capped */
+        if (g == 0 || low < g)
+            g = low;
+    }
+    if (g == 1 || (g != 0 && (uint64_t)(hi - lo) + 1 >= g))
+        return 0;
+    if (g == 0) /* modulo 2**64: the difference itself must miss [lo, hi] */
+        return !((uint64_t)d - (uint64_t)lo <= (uint64_t)(hi - lo));
+    uint64_t first = (uint64_t)lo + (((uint64_t)d - (uint64_t)lo) & (g - 1));
+    return (int64_t)(first - (uint64_t)lo) > hi - lo;
+}
+
+static int residue_disjoint(const struct kc_check *c, int32_t w, int32_t rd,
+                            const struct slot *v)
+{
+    const struct kc_access *aw = &c->accesses[w], *ar = &c->accesses[rd];
+    int64_t bits = aw->residue_bits < ar->residue_bits ? aw->residue_bits : ar->residue_bits;
+    if (bits <= 0 || aw->const_slot < 0 || ar->const_slot < 0 || aw->n_atoms > 4 ||
+        ar->n_atoms > 4)
+        return 0;
+    i128 cw, cr, s;
+    if (!point(NULL, v, aw->const_slot, &cw) || !point(NULL, v, ar->const_slot, &cr))
+        return 0;
+    int64_t coef[8];
+    int n = 0;
+    const struct kc_access *acc[2] = {aw, ar};
+    for (int side = 0; side < 2; side++)
+        for (int j = 0; j < acc[side]->n_atoms; j++) {
+            if (!point(NULL, v, acc[side]->coef[j], &s))
+                return 0;
+            /* only the power of two dividing it matters: keep the low 62 bits' worth */
+            int64_t low = (int64_t)(s & (((i128)1 << 62) - 1));
+            coef[n++] = s == 0 ? 0 : low ? low : ((int64_t)1 << 62);
+        }
+    /* the difference modulo 2**64 decides (every modulus here divides 2**64) */
+    int64_t d = (int64_t)(uint64_t)(cw - cr);
+    return residue_mod_disjoint(d, n, coef, (int)bits, -(aw->width - 1), ar->width - 1);
+}
+
+/* Python _module_disjoint: one access inside a module variable, the other's bytes all
+ * inside allocations of the table. */
+static int module_disjoint(const struct kc_check *c, int32_t w, int32_t rd,
+                           const struct slot *sets, kc_alloc_lookup_fn lookup)
+{
+    if (!lookup)
+        return 0;
+    const struct slot *known;
+    if (c->accesses[w].indirect == 2 && sets[rd].n >= 0)
+        known = &sets[rd];
+    else if (c->accesses[rd].indirect == 2 && sets[w].n >= 0)
+        known = &sets[w];
+    else
+        return 0;
+    for (int k = 0; k < known->n; k++) {
+        i128 x = known->p[k].lo, hi = known->p[k].hi;
+        while (x < hi) {
+            uint64_t base, size;
+            if (x < 0 || x >= ((i128)1 << 64) || !lookup((uint64_t)x, &base, &size))
+                return 0;
+            x = (i128)base + (i128)size;
+        }
+    }
+    return 1;
+}
+
 static int lattice_disjoint(const struct kc_check *c, int32_t w, int32_t rd,
                             const struct slot *v)
 {
+    if (residue_disjoint(c, w, rd, v))
+        return 1;
     const struct kc_access *aw = &c->accesses[w], *ar = &c->accesses[rd];
     if (aw->indirect || ar->indirect || aw->const_slot < 0 || ar->const_slot < 0 ||
         aw->n_atoms > 4 || ar->n_atoms > 4)
@@ -988,7 +1220,8 @@ enum kc_verdict kc_check_eval_general(const struct kc_check *c, const unsigned c
     }
     for (uint32_t k = 0; k < c->n_accesses; k++) {
         sets[k].n = -2;
-        if (c->accesses[k].kind == 3 && v[c->accesses[k].addr_slot].n != 0) {
+        if (c->accesses[k].kind == 3 && v[c->accesses[k].addr_slot].n != 0 &&
+            !cannot_run(v, c->accesses[k].guard_slot)) {
             *rule = KC_RULE_ATOMIC;
             return KC_NOT_IDEMPOTENT;
         }
@@ -1003,7 +1236,8 @@ enum kc_verdict kc_check_eval_general(const struct kc_check *c, const unsigned c
         if (sets[w].n == 0 || sets[r].n == 0)
             continue;
         if (sets[w].n < 0 || sets[r].n < 0) {
-            unknown = 1;
+            if (!residue_disjoint(c, w, r, v) && !module_disjoint(c, w, r, sets, lookup))
+                unknown = 1;
             continue;
         }
         if (!intersects(&sets[w], &sets[r]))
@@ -1102,7 +1336,7 @@ int kc_check_ranges(const struct kc_check *c, const unsigned char *params, size_
         sets[k].n = -2;
         const struct kc_access *a = &c->accesses[k];
         int wanted = which == KC_RANGES_CLOBBERED ? a->kind == 3 : kind_in(a->kind, which);
-        if (!wanted || v[a->addr_slot].n == 0)
+        if (!wanted || v[a->addr_slot].n == 0 || cannot_run(v, a->guard_slot))
             continue;
         byte_set(c, k, v, params, psize, lookup, &sets[k]);
         if (sets[k].n < 0 || !add_pieces(out, &n, max, &sets[k], NULL))

@@ -1,4 +1,4 @@
-/* LaunchCheck evaluation in C: the binary form of kernelcheck.launch.check (format 2),
+/* LaunchCheck evaluation in C: the binary form of kernelcheck.launch.check (format 3),
  * decoded once into a flat record and evaluated per launch with no allocation and no lock. */
 #ifndef KC_CHECK_H
 #define KC_CHECK_H
@@ -28,6 +28,8 @@ enum kc_rule {
 struct kc_access {
     int64_t kind, width, addr_slot, base_offset, base_size, indirect, const_slot, n_atoms;
     int64_t coef[4], atom[4];
+    int64_t guard_slot;   /* the access's path conditions (CMP records), or -1 */
+    int64_t residue_bits; /* the address is its affine form modulo 2**residue_bits (0: no claim) */
 };
 
 struct kc_check {

@@ -31,7 +31,7 @@
 enum fop {
     F_END, F_PARAM4, F_PARAM8, F_PARAMU, F_PARAMS, F_DIM, F_TVAR, F_ADDPP, F_ADD, F_MULPP,
     F_MULKPOS, F_MULKNEG, F_MULPR, F_MUL, F_WRAPP, F_MIN, F_MAX, F_JOIN, F_DIV, F_REM,
-    F_SHR, F_AND, F_OR, F_BOUND, F_TRIP, F_NEQ,
+    F_SHR, F_AND, F_OR, F_BOUND, F_TRIP, F_NEQ, F_CMP,
     /* forms made by specialize() after compiling, with a constant operand in imm */
     F_ADDK, F_ADDKP, F_MULKPP, F_DIVP, F_ADDBOUND, F_ADDKBOUND, F_COUNT
 };
@@ -46,6 +46,7 @@ struct fins {
 
 struct fpair {
     uint8_t w, r;            /* compiled address slots */
+    int gw, gr;              /* compiled guard slots, or -1: the access has no guard */
     int64_t ww, rw;          /* widths */
     int lattice;             /* index into lat, or -1: hulls overlapping means overlap */
 };
@@ -57,10 +58,14 @@ struct flat {
     int64_t width_w, width_r;
 };
 
+#define FAST_ATOMIC_GUARDS 8
+
 struct kc_fast {
     uint32_t n_ins, n_init, n_pairs;
     uint64_t param_end;
     int atomic;              /* a non-idempotent atomic is present: its address decides */
+    int n_atomic_guards;     /* guards of those atomics: one false leaves it to check.c */
+    uint8_t atomic_guard[FAST_ATOMIC_GUARDS];
     int no_pairs;
     struct fins *ins;
     struct iv init[FAST_SLOTS];
@@ -189,6 +194,24 @@ static inline int op_neq(struct iv *r, struct iv x, struct iv y)
     return r->lo <= r->hi;
 }
 
+/* check.c's cmp on single ranges: [1, 1] true for every value, [0, 0] for none. */
+static inline void op_cmp(struct iv *r, struct iv x, struct iv y, int64_t op)
+{
+    int t, f;
+    switch (op) {
+    case 0: t = x.hi < y.lo, f = x.lo >= y.hi; break;
+    case 1: t = x.hi <= y.lo, f = x.lo > y.hi; break;
+    case 2: t = x.lo > y.hi, f = x.hi <= y.lo; break;
+    case 3: t = x.lo >= y.hi, f = x.hi < y.lo; break;
+    default: {
+        int same = x.lo == x.hi && x.hi == y.lo && y.lo == y.hi;
+        int apart = x.hi < y.lo || y.hi < x.lo;
+        t = op == 4 ? same : apart, f = op == 4 ? apart : same;
+    }
+    }
+    r->lo = t ? 1 : 0, r->hi = f ? 0 : 1;
+}
+
 static inline int64_t shr64(int64_t x, int64_t k) { return k >= 63 ? (x < 0 ? -1 : 0) : x >> k; }
 
 static int floordiv_i128(__int128 a, __int128 b, __int128 *q) /* b > 0 */
@@ -291,6 +314,7 @@ static int step(const struct fins *in, struct iv *v, const unsigned char *params
     case F_BOUND: ok = op_bound(r, x, y, v[in->c]); break;
     case F_TRIP: ok = op_trip(r, x, y, v[in->c], in->imm); break;
     case F_NEQ: ok = op_neq(r, x, y); break;
+    case F_CMP: op_cmp(r, x, y, in->imm); break;
     default: return 0;
     }
     return ok && r->lo >= in->cmin && r->hi <= in->cmax;
@@ -381,7 +405,7 @@ static int refs_of(const int64_t r[5], int64_t out[3])
 {
     switch (r[0]) {
     case 0: case 1: case 2: case 3: case 4: return 0;
-    case 7: case 13: case 18: out[0] = r[1]; return r[1] >= 0;
+    case 7: case 13: case 18: case 22: out[0] = r[1]; return r[1] >= 0;
     case 17: case 19: out[0] = r[1], out[1] = r[2], out[2] = r[3]; return 3;
     default: out[0] = r[1], out[1] = r[2]; return 2;
     }
@@ -461,6 +485,10 @@ static void compile_record(struct builder *B, uint32_t k, int unbounded)
         break;
     case 19: s = emit(B, F_TRIP, C_RANGE, sa, sb, sc, d); break;
     case 20: s = emit(B, F_NEQ, C_RANGE, sa, sb, 0, 0); break;
+    case 21:
+        s = emit(B, F_CMP, is_point(B, sa) && is_point(B, sb) ? C_POINT : C_RANGE, sa, sb, 0,
+                 cc);
+        break;
     default: B->failed = 1;
     }
     B->map[k] = (int16_t)s;
@@ -610,10 +638,16 @@ static void renumber(struct builder *B)
         if (in->op == F_ADDBOUND || in->op == F_ADDKBOUND)
             used[in->d] = 1;
     }
+    for (int k = 0; k < f->n_atomic_guards; k++)
+        used[f->atomic_guard[k]] = 1;
     for (uint32_t k = 0; k < f->n_pairs; k++) {
         const struct fpair *p = &f->pairs[k];
         const struct flat *l = &f->lat[k];
         used[p->w] = used[p->r] = 1;
+        if (p->gw >= 0)
+            used[p->gw] = 1;
+        if (p->gr >= 0)
+            used[p->gr] = 1;
         if (p->lattice >= 0) {
             used[l->cw] = used[l->cr] = 1;
             for (int j = 0; j < l->n; j++)
@@ -635,10 +669,16 @@ static void renumber(struct builder *B)
         in->dst = to[in->dst], in->a = to[in->a], in->b = to[in->b], in->c = to[in->c];
         in->d = to[in->d];
     }
+    for (int k = 0; k < f->n_atomic_guards; k++)
+        f->atomic_guard[k] = to[f->atomic_guard[k]];
     for (uint32_t k = 0; k < f->n_pairs; k++) {
         struct fpair *p = &f->pairs[k];
         struct flat *l = &f->lat[k];
         p->w = to[p->w], p->r = to[p->r];
+        if (p->gw >= 0)
+            p->gw = to[p->gw];
+        if (p->gr >= 0)
+            p->gr = to[p->gr];
         l->cw = to[l->cw], l->cr = to[l->cr];
         for (int j = 0; j < l->n; j++)
             l->coef[j] = to[l->coef[j]], l->atom[j] = to[l->atom[j]];
@@ -654,7 +694,8 @@ uint32_t kc_fast_size(const struct kc_fast *f, uint32_t *n_init)
 static const char *const OP_NAMES[F_COUNT] = {
     "end", "param4", "param8", "paramu", "params", "dim", "tvar", "addpp", "add", "mulpp",
     "mulkpos", "mulkneg", "mulpr", "mul", "wrapp", "min", "max", "join", "div", "rem",
-    "shr", "and", "or", "bound", "trip", "neq", "addk", "addkp", "mulkpp", "divp", "addbound", "addkbound"};
+    "shr", "and", "or", "bound", "trip", "neq", "cmp", "addk", "addkp", "mulkpp", "divp",
+    "addbound", "addkbound"};
 
 size_t kc_fast_describe(const struct kc_fast *f, char *out, size_t size)
 {
@@ -693,14 +734,19 @@ struct kc_fast *kc_fast_compile(const struct kc_check *c)
     /* Roots: the addresses of non-idempotent atomics when there are any (the first that
      * may run decides), else the addresses and affine forms of paired accesses. */
     for (uint32_t k = 0; k < c->n_accesses; k++)
-        if (c->accesses[k].kind == 3)
+        if (c->accesses[k].kind == 3) {
             f->atomic = 1, need[c->accesses[k].addr_slot] = 1;
+            if (c->accesses[k].guard_slot >= 0)
+                need[c->accesses[k].guard_slot] = 1;
+        }
     for (uint32_t k = 0; !f->atomic && k < c->n_pairs; k++)
         for (int side = 0; side < 2; side++) {
             const struct kc_access *a = &c->accesses[c->pairs[k][side]];
             if (a->indirect)
                 goto fail;
             need[a->addr_slot] = 1;
+            if (a->guard_slot >= 0)
+                need[a->guard_slot] = 1;
             if (a->const_slot >= 0 && a->n_atoms <= 4) {
                 need[a->const_slot] = 1;
                 for (int j = 0; j < a->n_atoms; j++)
@@ -739,6 +785,12 @@ struct kc_fast *kc_fast_compile(const struct kc_check *c)
             struct fpair *p = &f->pairs[k];
             p->w = (uint8_t)B->map[w->addr_slot], p->r = (uint8_t)B->map[r->addr_slot];
             p->ww = w->width, p->rw = r->width, p->lattice = -1;
+            p->gw = w->guard_slot >= 0 ? B->map[w->guard_slot] : -1;
+            p->gr = r->guard_slot >= 0 ? B->map[r->guard_slot] : -1;
+            if (p->gw >= 0)
+                root[p->gw] = 1;
+            if (p->gr >= 0)
+                root[p->gr] = 1;
             require(B, p->w, INT64_MIN, INT64_MAX - 1024); /* hi + width fits */
             require(B, p->r, INT64_MIN, INT64_MAX - 1024);
             root[p->w] = root[p->r] = 1;
@@ -761,8 +813,16 @@ struct kc_fast *kc_fast_compile(const struct kc_check *c)
         }
     } else {
         for (uint32_t k = 0; k < c->n_accesses; k++)
-            if (c->accesses[k].kind == 3)
+            if (c->accesses[k].kind == 3) {
                 root[B->map[c->accesses[k].addr_slot]] = 1;
+                if (c->accesses[k].guard_slot < 0)
+                    continue;
+                if (f->n_atomic_guards == FAST_ATOMIC_GUARDS)
+                    goto fail;
+                int g = B->map[c->accesses[k].guard_slot];
+                f->atomic_guard[f->n_atomic_guards++] = (uint8_t)g;
+                root[g] = 1;
+            }
     }
     if (B->failed)
         goto fail;
@@ -801,7 +861,8 @@ int kc_fast_eval(const struct kc_fast *f, const unsigned char *params, size_t ps
         [F_MULKNEG] = &&mulkneg, [F_MULPR] = &&mulpr, [F_MUL] = &&mul, [F_WRAPP] = &&wrapp,
         [F_MIN] = &&min, [F_MAX] = &&max, [F_JOIN] = &&join, [F_DIV] = &&div,
         [F_REM] = &&rem, [F_SHR] = &&shr, [F_AND] = &&and, [F_OR] = &&or,
-        [F_BOUND] = &&bound, [F_TRIP] = &&trip, [F_NEQ] = &&neq, [F_ADDK] = &&addk,
+        [F_BOUND] = &&bound, [F_TRIP] = &&trip, [F_NEQ] = &&neq, [F_CMP] = &&cmp,
+        [F_ADDK] = &&addk,
         [F_ADDKP] = &&addkp, [F_MULKPP] = &&mulkpp, [F_DIVP] = &&divp,
         [F_ADDBOUND] = &&addbound, [F_ADDKBOUND] = &&addkbound};
     const struct fins *in = f->ins;
@@ -946,16 +1007,24 @@ trip:
 neq:
     GIVE_UP_UNLESS(op_neq(r, v[in->a], v[in->b]));
     NEXT();
+cmp:
+    op_cmp(r, v[in->a], v[in->b], in->imm);
+    NEXT();
 end:
 #undef DISPATCH
 #undef NEXT
 #undef GIVE_UP_UNLESS
     if (f->atomic) {
+        for (int k = 0; k < f->n_atomic_guards; k++)
+            if (v[f->atomic_guard[k]].hi <= 0)
+                return -1; /* an atomic that cannot run: check.c weighs the others */
         *rule = KC_RULE_ATOMIC;
         return KC_NOT_IDEMPOTENT;
     }
     for (uint32_t k = 0; k < f->n_pairs; k++) {
         const struct fpair *p = &f->pairs[k];
+        if ((p->gw >= 0 && v[p->gw].hi <= 0) || (p->gr >= 0 && v[p->gr].hi <= 0))
+            continue; /* one of the two cannot run in this launch */
         struct iv w = v[p->w], rd = v[p->r];
         if (mx(w.lo, rd.lo) >= mn(w.hi + p->ww, rd.hi + p->rw))
             continue; /* hulls disjoint */

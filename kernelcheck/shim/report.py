@@ -244,11 +244,14 @@ def format_report(report: RunReport, width: int = 100) -> str:
         lines.append(f"kernelcheck: {report.graph_launches} CUDA graph launches "
                      f"(not validated: their kernels never pass cuLaunchKernel)")
     if report.kernels:
-        name_w = min(40, max(len(k.name) for k in report.kernels))
+        from kernelcheck.names import short_name
+
+        name_w = min(40, max(len(short_name(k.name)) for k in report.kernels))
         lines.append(f"  {'kernel':<{name_w}} {'class':<12} {'inst':>6} {'idem':>6} "
                      f"{'not_idem':>8} {'not_prov':>8}  rules")
         for k in report.kernels:
-            name = k.name if len(k.name) <= name_w else k.name[:name_w - 1] + "~"
+            name = short_name(k.name)
+            name = name if len(name) <= name_w else name[:name_w - 1] + "~"
             rules = ", ".join(f"{r} {c}" for r, c in k.rules)
             lines.append(f"  {name:<{name_w}} {k.kernel_class or '-':<12} {k.instances:>6} "
                          f"{k.idempotent:>6} {k.not_idempotent:>8} {k.not_proven:>8}  {rules}")

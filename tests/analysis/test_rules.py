@@ -366,23 +366,25 @@ LOOP:
     ("st.global.u32 [%rd3], %r5; vendor.asm.store [%rd4], %r5;", "unknown instruction vendor"),
     ("sust.b.1d.b32.trap [%rd1, {%r5}], {%r5};", "unmodelled instruction sust"),
     ("mapa.shared::cluster.u32 %r7, %r5, 1; st.shared::cluster.u32 [%r7], %r5;",
-     "unmodelled instruction mapa"),
+     "distributed shared memory access"),
     ("ld.shared::cluster.u32 %r7, [%r5];", "distributed shared memory access"),
     ("st.shared::cluster.u32 [%r5], %r1;", "distributed shared memory access"),
     ("cp.async.bulk.tensor.1d.global.shared::cta.bulk_group [%rd1, {%r5}], [%r5];",
-     "unmodelled memory instruction cp.async.bulk.tensor"),
-    ("cp.async.bulk.global.shared::cta.bulk_group [%rd3], [%r5], 16;",
-     "unmodelled memory instruction cp.async.bulk"),
-    ("tcgen05.st.sync.aligned.16x64b.x1.b32 [%r5], {%r5};", "unmodelled instruction tcgen05"),
+     "bulk tensor store to global memory"),
+    ("cp.async.bulk.global.shared::cta.bulk_group [%rd3], [%r5], %r1;",
+     "bulk copy to global memory of unknown size"),
+    ("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32 [%rd3], [%r5], 64;",
+     "bulk reduction into global memory"),
     ("st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%r5], %r5, [%r5];",
-     "unmodelled instruction st.async"),
+     "distributed shared memory access"),
     ("red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u32 "
-     "[%r5], %r5, [%r5];", "unmodelled instruction red.async"),
-    ("multimem.st.global.u32 [%rd3], %r5;", "unmodelled instruction multimem"),
-    ("st.bulk.weak [%rd3], 64, 0;", "unmodelled instruction st.bulk"),
+     "[%r5], %r5, [%r5];", "distributed shared memory access"),
+    ("multimem.st.global.u32 [%rd3], %r5;", "multimem access"),
+    ("wmma.store.d.sync.aligned.row.m16n16k16.global.f32 [%rd3], "
+     "{%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8}, 16;", "matrix store to global memory"),
 ], ids=["callprototype", "unknown", "inline-asm-like", "sust", "mapa", "ld.cluster",
-        "st.cluster", "bulk-tensor", "bulk", "tcgen05", "st.async", "red.async", "multimem",
-        "st.bulk"])
+        "st.cluster", "bulk-tensor", "bulk", "bulk-reduce", "st.async", "red.async",
+        "multimem", "wmma.store"])
 def test_what_is_not_modelled_is_not_proven_with_the_reason(body, reason):
     s = kernel(body)
     assert s.kernel_class == "not_proven"

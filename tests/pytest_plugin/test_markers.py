@@ -106,7 +106,7 @@ def test_failure_messages_name_kernel_instance_and_reason(result):
     assert "vec_add grid=(4, 1, 1) block=(256, 1, 1) params=(0x" in in_place
     assert "not_idempotent (overlap" in in_place
     assert "READ_THEN_WRITE" in in_place
-    assert "overlaps [vec_add_param_1" in in_place      # the analysis' reason for the kernel
+    assert "overlaps vec_add_param_1" in in_place      # the analysis' reason for the kernel
     atomic = out[out.index("_ test_atomic_sum _"):]
     assert "atomic_add_all grid=(1, 1, 1) block=(256, 1, 1)" in atomic
     assert "non_idempotent_atomic" in atomic

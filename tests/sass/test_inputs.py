@@ -92,7 +92,8 @@ def test_analyze_jsonl_over_a_pool(tmp_path, capsys):
         ("vec_add", "ok", "sass")]
     accesses = {(a["space"], a["kind"]): a["count"] for a in lines[0]["accesses"]}
     assert accesses[("global", "read")] == 2 and accesses[("global", "write")] == 1
-    assert "1 kernel(s): 1 analysed, 0 failed" in capsys.readouterr().out
+    assert "1 kernel(s): 1 analysed, 0 failed" in capsys.readouterr().err
+    assert lines[0]["class"] == "conditional" and lines[0]["verdict"] == "depends_on_arguments"
 
 
 def test_listing_errors_give_the_line_and_column_of_the_text():
