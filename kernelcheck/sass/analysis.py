@@ -90,8 +90,9 @@ _UNMODELLED = re.compile(r"^(unknown|unmodelled) instruction ")
 def _sass_reason(reason: str, kernel, function: Function) -> str:
     """A reason restated with the SASS instructions its lifted instructions came from:
     ``unknown instruction sass.utmastg.2d #41 in k`` becomes ``unknown instruction
-    UTMASTG.2D /*00c0*/ in k`` (as :func:`sass_site` names accesses), with why the lifter left it unmodelled where it
-    knows (a call it did not inline, an address it could not read)."""
+    UTMASTG.2D /*00c0*/ in k`` (as :func:`sass_site` names accesses), with why the lifter
+    left it unmodelled where it knows (a call it did not inline, an address it could not
+    read)."""
     whys = dict(kernel.reasons)
     sass = function.instructions
     first_why = []
