@@ -45,7 +45,7 @@ def _corpus(min_lines: int) -> str:
 def _clear_intern_tables() -> None:
     _, transformer, _ = ptx_parser._parser()
     for table in (transformer._registers, transformer._opcodes, transformer._addresses,
-                  transformer._guards, transformer._runs):
+                  transformer._guards, transformer._runs, transformer._locs):
         table.clear()
 
 

@@ -1,7 +1,7 @@
 """Soundness of the static verdicts against the emulator oracle, at scale.
 
 Run: ``python bench/soundness.py [--instances 60] [--seed 1] [--flavours sm_80,sm_90,nvrtc]
-[--sass [--compare-ptx]]``
+[--sass [--compare-ptx]] [--sources tensor_lists.cu,...]``
 
 For every fixture kernel and every PTX flavour, draws ``--instances`` random instances
 (sizes, grid shapes and the six pointer placements in turn: disjoint, adjacent, aliased,
@@ -16,7 +16,14 @@ Exits with status 1 when any false `idempotent` is found.
 sm_90): the emulator still runs the PTX as the oracle, and the SASS verdict provider gets
 the same parameter buffer (the parameters by position). ``--compare-ptx`` asks the PTX
 analysis of the same source as well and lists, per kernel, the instances the PTX analysis
-proves idempotent and the SASS analysis does not (and the reverse).
+proves idempotent and the SASS analysis does not (and the reverse). ``--sources`` keeps
+the kernels of the named fixture sources (fixtures/src/) only.
+
+``--metamorphic [--transforms rename,blocks,outline] [--seeds 3]`` instead rewrites every
+fixture PTX file (all flavours under fixtures/ptx by default) with the meaning-keeping
+transforms of :mod:`kernelcheck.ptx.metamorphic` and compares, before and after: each
+kernel's class, each drawn instance's static verdict, the emulator's verdict and every
+buffer after the run. Exits with status 1 on any change.
 """
 
 from __future__ import annotations
@@ -32,8 +39,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from kernelcheck.analysis.provider import verdict_provider  # noqa: E402
-from kernelcheck.emu.soundness import PLACEMENTS, check_soundness, draw_instance  # noqa: E402
-from tests.emu.fixture_data import FIXTURES, entry_name, expected, module  # noqa: E402
+from kernelcheck.analysis.summary import analyze_kernel  # noqa: E402
+from kernelcheck.emu.soundness import (  # noqa: E402
+    PLACEMENTS,
+    check_metamorphic,
+    check_soundness,
+    draw_instance,
+)
+from tests.emu.fixture_data import FIXTURES, entry_name, expected, module, ptx_files  # noqa: E402
 
 REFERENCE_FN_RATE = 0.1854
 
@@ -70,7 +83,18 @@ def main() -> int:
                          help="with --sass: also ask the PTX analysis of the same source, "
                               "and list the instances it proves idempotent and the SASS "
                               "analysis does not")
+    options.add_argument("--sources", default=None,
+                         help="only the kernels of these fixture sources (comma-separated, "
+                              "e.g. tensor_lists.cu)")
+    options.add_argument("--metamorphic", action="store_true",
+                         help="compare verdicts and emulated memory before and after "
+                              "meaning-keeping PTX rewrites")
+    options.add_argument("--transforms", default="rename,blocks,outline")
+    options.add_argument("--seeds", type=int, default=3, help="seeds per transform")
     args = options.parse_args()
+    if args.metamorphic:
+        return metamorphic(args)
+    sources = set(args.sources.split(",")) if args.sources else None
     if args.flavours is None:
         args.flavours = "sm_80,sm_90" if args.sass else "sm_80,sm_90,nvrtc"
 
@@ -84,7 +108,7 @@ def main() -> int:
         ptx_providers: dict[Path, object] = {}
         for kernel in sorted(expected()):
             path = _path(kernel, flavour)
-            if path is None:
+            if path is None or sources and expected()[kernel]["source"] not in sources:
                 continue
             if path not in providers:
                 names = {entry_name(path, k): expected()[k]["param_names"]
@@ -170,6 +194,98 @@ def _print_comparison(compared) -> None:
     for (flavour, kernel), n in sorted(stronger.items()):
         if n:
             print(f"  SASS idempotent, PTX not: {flavour} {kernel}: {n}")
+
+
+def analyser(names: dict):
+    """``analyse(module) -> (class_of, verdict_of)`` for :func:`check_metamorphic`."""
+
+    def analyse(mod):
+        provider = verdict_provider(mod, names)
+        classes: dict = {}
+
+        def class_of(entry):
+            if entry not in classes:
+                classes[entry] = analyze_kernel(mod, mod.get_function(entry)).kernel_class
+            return classes[entry]
+
+        def verdict_of(entry, inst, allocations):
+            return provider(entry, inst.params, inst.grid, inst.block,
+                            allocations=allocations or None)
+
+        return class_of, verdict_of
+
+    return analyse
+
+
+def metamorphic(args) -> int:
+    """The ``--metamorphic`` run: every fixture PTX file, every transform and seed."""
+    rng = np.random.default_rng(args.seed)
+    transforms = args.transforms.split(",")
+    seeds = range(args.seeds)
+    start = time.perf_counter()
+    totals: dict = {}
+    changes: list[str] = []
+    skipped = 0
+    files = kernels = 0
+    for path in sorted((FIXTURES / "ptx").glob("*/*.ptx")):
+        if args.flavours and path.parent.name not in args.flavours.split(","):
+            continue
+        members = _members(path)
+        if not members:
+            continue
+        files += 1
+        kernels += len(members)
+        names = {entry_name(path, k): expected()[k]["param_names"] for k in members}
+        instances = [draw_instance(kernel, expected()[kernel]["instances"][0], rng,
+                                   PLACEMENTS[k % len(PLACEMENTS)])
+                     for kernel in members for k in range(args.instances)]
+        # One call per file: each rewritten module is analysed once for all its kernels.
+        report = check_metamorphic(
+            instances, module_for=lambda k, path=path: module(path),
+            names_for=lambda k: expected()[k]["param_names"],
+            entry_for=lambda k, path=path: entry_name(path, k),
+            analyse=analyser(names), transforms=transforms, seeds=seeds)
+        for key, value in report.checks.items():
+            totals[key] = totals.get(key, 0) + value
+        changes.extend(f"{path.relative_to(FIXTURES)}: {c}" for c in report.changes)
+        skipped += report.skipped
+    seconds = time.perf_counter() - start
+    print(f"metamorphic: {files} PTX files, {kernels} kernels (file, kernel), transforms "
+          f"{', '.join(transforms)}, {args.seeds} seed(s) each, {args.instances} instances "
+          f"per kernel, {seconds:.0f} s")
+    print("| comparison | made | changed |\n|---|---:|---:|")
+    for key in ("class", "verdict", "oracle", "memory"):
+        changed = sum(1 for c in changes if _kind(c) == key)
+        print(f"| {key} | {totals.get(key, 0)} | {changed} |")
+    print(f"instances skipped as invalid for the kernel: {skipped}")
+    for line in changes[:50]:
+        print("  " + line)
+    return 1 if changes else 0
+
+
+def _members(path: Path) -> list[str]:
+    """The expected.toml kernels defined in ``path`` (every flavour of a CUDA source, -G
+    and NVRTC 12 builds included)."""
+    entries = {k.name for k in module(path).kernels}
+    out = []
+    for kernel in sorted(expected()):
+        source = expected()[kernel]["source"]
+        if source.endswith(".cu"):
+            if path.stem == source[:-3] and kernel in entries:
+                out.append(kernel)
+        elif path in ptx_files(kernel):
+            out.append(kernel)
+    return out
+
+
+def _kind(change: str) -> str:
+    if ": class " in change:
+        return "class"
+    if "emulator verdict" in change:
+        return "oracle"
+    if "buffer" in change:
+        return "memory"
+    return "verdict"
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ from kernelcheck.analysis.terms import (
     Opaque,
     PAnd,
     Param,
+    ParamAt,
     PNot,
     POr,
     Pow2,
@@ -228,6 +229,8 @@ def apply_guards(address: Term, guard, cache: dict | None = None) -> Term:
             return NotEq(go(t.arg, None), t.value)
         if kind is Gate:
             return Gate(go(t.arg, ctx), t.cond)
+        if kind is ParamAt:
+            return ParamAt(go(t.offset, None), t.size)
         return t
 
     def _sum(t, ctx):
@@ -376,6 +379,8 @@ class ProgramBuilder:
             return self._emit("CONST", c=t.value)
         if kind is Param:
             return self._emit("PARAM", t.offset, t.size)
+        if kind is ParamAt:
+            return self._emit("PARAMX", s(t.offset), t.size)
         if kind is Special:
             if t.name in DIMS:
                 return self._emit("DIM", DIMS.index(t.name))
@@ -432,6 +437,8 @@ def _kids(t) -> tuple:
         return (t.amount,)
     if kind is ShrVar:
         return (t.a, t.amount)
+    if kind is ParamAt:
+        return (t.offset,)
     if kind is Bound:
         return (t.arg, t.lo, t.hi)
     if kind is NotEq:

@@ -51,6 +51,7 @@ from kernelcheck.analysis.lower import (
 from kernelcheck.analysis.semantics import is_memory_value
 from kernelcheck.analysis.smt import prove_never_overlap, prove_same_address
 from kernelcheck.analysis.symbolic import SymbolicAccess, symbolic_kernel
+from kernelcheck.analysis.tables import expansion_axis, table_entry
 from kernelcheck.analysis.terms import (
     THREAD_VARS,
     Add,
@@ -325,8 +326,11 @@ def _self_clobber(reads, writes, guarded_by, assumed=frozenset()) -> tuple[tuple
     candidates = []
     for w in writes:
         for r in reads:
-            if (r.call_path == w.call_path
-                    and r.function == w.function and r.instr.index < w.instr.index
+            # Program order across inlined calls: the positions (call site indices, then
+            # the instruction's index) compare as tuples, so at the first level where they
+            # differ both indices are of one function, as for two accesses of one body
+            # (a read inside a call at #5 comes before a write at #7 of the caller).
+            if (r.call_path + (r.instr.index,) < w.call_path + (w.instr.index,)
                     and set(r.guard) - assumed == set(w.guard) - assumed):
                 if r.address == w.address and r.width == w.width:
                     return (r, w), 0.0
@@ -457,11 +461,17 @@ def analyze_kernel(module: Module, function: Function,
             const_slot = builder.slot(form[0])
             atoms = tuple((builder.slot(c), builder.slot(t)) for c, t in form[1])
             bits = residue_bits(guarded)
+        literals = _launch_literals(a, guarded)
+        # Tables of pointers and sizes in the parameter buffer read at a block-dependent
+        # offset: the launch computes the access's bytes block by block
+        # (kernelcheck.analysis.tables).
+        axis = expansion_axis([guarded, *literals])
         index_of[id(a)] = len(records)
         records.append(AccessRecord(kind, a.width, addr_slot, base.offset if base else -1,
                                     base.size if base else 0, indirect, const_slot, atoms,
                                     f"{a.kind} of {_describe_base(a)} ({where(a)})",
-                                    builder.guard(_launch_literals(a, guarded)), bits))
+                                    builder.guard(literals), bits,
+                                    builder.slot(Special(axis)) if axis else -1))
     pairs = []
     z3_seconds = 0.0
     smt_proved = 0
@@ -564,7 +574,12 @@ def unanalysed_summary(function: Function, reason: str) -> KernelSummary:
 
 def _describe_base(a: SymbolicAccess) -> str:
     base = _base(a.address)
-    return base.name if base is not None else "an unknown base"
+    if base is not None:
+        return base.name
+    entry = table_entry(a.address)
+    if entry is not None:
+        return f"the pointer at parameter byte {render(entry.offset)}"
+    return "an unknown base"
 
 
 def analyze_module(module: Module) -> tuple[KernelSummary, ...]:

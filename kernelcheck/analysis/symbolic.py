@@ -48,16 +48,22 @@ from kernelcheck.analysis.stack import (
 )
 from kernelcheck.analysis.terms import (
     Add,
+    Bound,
     Cmp,
     Const,
     Global,
     Iter,
     Join,
     LoopVar,
+    Min,
     Opaque,
+    PAnd,
     Param,
+    ParamAt,
     PConst,
+    PNot,
     POpaque,
+    POr,
     Pred,
     Shr,
     Special,
@@ -190,9 +196,14 @@ class _Walker:
 
     def __init__(self, module: Module, function: Function, depth: int, loop_base: int,
                  param_terms: dict | None, call_path: tuple[int, ...], entry_guard=(),
-                 keys: list[int] | None = None):
+                 keys: list[int] | None = None, entry_registers=None):
         self.module = module
         self.function = function
+        # Values of the callee's .reg parameters (ISA 5.1.6.4): (registers, predicates).
+        self.entry_registers = entry_registers or ({}, {})
+        # Generic and global addresses wrap at the module's address size (ISA 11.1.3,
+        # .address_size): with 32, `[%r1+8]` reaches (%r1 + 8) mod 2**32.
+        self.address_bits = 32 if module.address_size == 32 else 64
         self.depth = depth
         self.loop_base = loop_base
         self.param_terms = param_terms  # callee: name -> {offset: term}; kernel: None
@@ -274,10 +285,23 @@ class _Walker:
         assumed: dict[int, set[str]] = {}
         stopping = {node for node in order if node not in (ENTRY, "exit") and any(
             _ends_thread(self.module, i) for i in block_of[node].instructions)}
+        # A block every path from which ends the thread stops too (an assertion's failing
+        # path split into several blocks by labels nobody branches to).
+        grown = True
+        while grown:
+            grown = False
+            for node in order:
+                if node in (ENTRY, "exit") or node in stopping:
+                    continue
+                successors = list(cfg.successors(node))
+                if successors and all(s in stopping for s in successors):
+                    stopping.add(node)
+                    grown = True
         for node in order:
             if node in (ENTRY, "exit"):
                 if node == ENTRY:
-                    out[ENTRY] = _State({}, {}, self.entry_guard, set())
+                    regs, preds = self.entry_registers
+                    out[ENTRY] = _State(dict(regs), dict(preds), self.entry_guard, set())
                 continue
             preds = [p for p in cfg.predecessors(node) if (p, node) not in back and p in out]
             incoming = []
@@ -723,6 +747,13 @@ class _Walker:
         target = instr.operands[0]
         names = [target.name] if type(target) is Register else [
             e.name for e in getattr(target, "elements", ()) if type(e) is Register]
+        if type(address) is Address and type(address.base) is Register:
+            offset = self._kernel_param_offset(address, state)
+            if offset is not None:
+                for k, name in enumerate(names):
+                    self._assign(instr, state, name,
+                                 self._param_value(add(offset, Const(k * width)), width))
+                return
         if type(address) is not Address or type(address.base) is not Symbol:
             for name in names:
                 self._assign(instr, state, name, self._fresh(f"ld.param@{instr.index}"))
@@ -744,6 +775,55 @@ class _Walker:
             if term is None:
                 term = self._fresh(f"ld.param@{instr.index}.{k}", width * 8)
             self._assign(instr, state, name, term)
+
+    def _kernel_param_offset(self, address: Address, state: _State) -> Term | None:
+        """The byte offset in the kernel's parameter buffer that ``ld.param [%r+imm]``
+        reads, when ``%r`` is the address of one of the kernel's parameters plus a term.
+
+        ``mov.b64 %r, k_param_0`` gives ``%r`` the parameter's address in the ``.param``
+        space (ISA §5.1.6.1: kernel parameters are addressable, their addresses taken with
+        ``mov``); the walker holds it as the opaque ``&k_param_0``, fixed for the launch.
+        ``ld.param`` through ``&P + X`` then reads the buffer at ``P.offset + X``. Only in
+        the kernel itself (an inlined callee's ``.param`` space is its own frame), and only
+        when ``&P`` occurs once with coefficient one (anything else is not an address of
+        the buffer). Whether the offset lies inside the buffer is decided at launch
+        (``PARAMX``).
+        """
+        if self.param_terms is not None:
+            return None
+        term = self._address(address, state)
+        if term is None:
+            return None
+        found = None
+        rest = []
+        for part in term.args if type(term) is Add else (term,):
+            param = self._param_symbol(part)
+            if param is not None and found is None:
+                found = param
+            else:
+                rest.append(part)
+        if found is None or any(contains(r, lambda t: self._param_symbol(t) is not None)
+                                for r in rest):
+            return None
+        return add(Const(found.offset), *rest)
+
+    def _param_symbol(self, term: Term):
+        """The kernel parameter whose address the opaque ``term`` is, or None."""
+        if type(term) is not Opaque or not term.tag.startswith("&"):
+            return None
+        return self.function.get_param(term.tag[1:])
+
+    def _param_value(self, offset: Term, width: int) -> Term:
+        """The ``width``-byte value of the parameter buffer at ``offset``: a :class:`Param`
+        (named after the parameter holding it) when the offset is a constant inside one."""
+        if type(offset) is Const:
+            for p in self.function.params:
+                if p.offset <= offset.value and offset.value + width <= p.offset + max(p.size,
+                                                                                       1):
+                    rel = offset.value - p.offset
+                    return Param(p.name if rel == 0 else f"{p.name}+{rel}", offset.value,
+                                 width)
+        return ParamAt(offset, width)
 
     def _record(self, instr, state: _State, kind, space, operand, width, value,
                 atomic_op=None, used=False) -> None:
@@ -768,7 +848,8 @@ class _Walker:
         if instr.guard is not None:
             guard = guard + (self._guard_pred(instr, state),)
         self.accesses.append(SymbolicAccess(
-            instr, self.function.name, kind, space, wrap(address, 64, False), width or 0,
+            instr, self.function.name, kind, space, wrap(address, self.address_bits, False),
+            width or 0,
             guard, value, atomic_op, used, self.call_path))
 
     # ------------------------------------------------------------------ calls
@@ -809,8 +890,20 @@ class _Walker:
         args = operands[1].elements if len(operands) > 1 and type(
             operands[1]) is ParenList else ()
         bindings: dict[str, dict[int, Term]] = {}
+        registers: dict = {}
+        predicates: dict = {}
         for param, arg in zip(callee.params, args, strict=False):
-            if type(arg) is Symbol:
+            if param.space == "reg":
+                # A .reg parameter holds the argument's value (ISA 5.1.6.4).
+                if callee.register_types.get(param.name) == "pred":
+                    predicates[param.name] = state.preds[arg.name] if type(
+                        arg) is Register and arg.name in state.preds else POpaque(
+                        f"arg:{param.name}")
+                else:
+                    value = self._value(arg, state)
+                    registers[param.name] = value if isinstance(value, Term) else Opaque(
+                        f"arg:{param.name}", 64)
+            elif type(arg) is Symbol:
                 bindings[param.name] = dict(self.callparams.get(arg.name, {}))
         guard = state.guard + ((self._guard_pred(instr, state),) if instr.guard else ())
         # Loop keys (header block + base) must differ between every inlined body, so the
@@ -818,7 +911,8 @@ class _Walker:
         base = self.keys[0]
         self.keys[0] += len(callee.blocks) + 1
         inner = _Walker(self.module, callee, self.depth + 1, base, bindings,
-                        self.call_path + (instr.index,), guard, self.keys)
+                        self.call_path + (instr.index,), guard, self.keys,
+                        (registers, predicates))
         inner.chain = self.chain + (callee.name,)
         inner.run()
         self.assumed |= inner.assumed
@@ -839,8 +933,17 @@ class _Walker:
                     if name == ret_param.name and type(ret_arg) is Symbol:
                         self.last_pending.setdefault((ret_arg.name, offset), []).append(
                             first + k)
+        for ret_param, ret_arg in zip(callee.return_params, rets, strict=False):
+            if ret_param.space == "reg" and type(ret_arg) is Register:
+                # A .reg return value: not followed through the callee, so opaque.
+                if self.function.register_types.get(ret_arg.name) == "pred":
+                    state.preds[ret_arg.name] = POpaque(f"call@{instr.index}")
+                else:
+                    self._assign(instr, state, ret_arg.name,
+                                 Opaque(f"call@{instr.index}", 64))
         self.callparams = {}
-        state.stack.clear()  # the callee may write this frame through an escaped pointer
+        if any(may_write_local(i) for i in callee.instructions):
+            state.stack.clear()  # the callee may write this frame through an escaped pointer
 
     # ------------------------------------------------------------------ loops
     def _resolve_loops(self, cfg, loops, back, idom, out) -> dict:
@@ -886,13 +989,15 @@ class _Walker:
             trips[key] = self._tripmax(cfg, header, body, latches, idom, out, key, ivs)
         caps: dict = {}
         for var, (init, step) in ivs.items():
-            k = Iter(var.header, trips.get(var.header, (None, None))[0])
+            k = Iter(var.header, trips.get(var.header, (None, ()))[0])
             value = add(init, _mul(step, k))
-            cap = trips.get(var.header, (None, None))[1]
-            if cap is not None and cap[0] == var:
-                bound = cap[1]
-                from kernelcheck.analysis.terms import Bound
-                value = Join((init, Bound(value, None, add(bound, Const(-1)))))
+            bounds = [b for v, b in trips.get(var.header, (None, ()))[1] if v == var]
+            if bounds:
+                # Every value after the first passed each tested bound at the latch before.
+                capped = value
+                for bound in bounds:
+                    capped = Bound(capped, None, add(bound, Const(-1)))
+                value = Join((init, capped))
                 caps[var] = value
             mapping[var] = value
         # Induction variables moving in step with a capped one are expressed through it
@@ -938,24 +1043,35 @@ class _Walker:
             stay = self._edge_state(cfg, block, inside[0], out[block]).guard[-1:]
             if not stay:
                 continue
-            shape = _loop_test(stay[0], key)
-            if shape is None:
+            # The loop continues only while every conjunct of the test holds (``i < n &&
+            # i < chunk``): each one that is a loop test bounds the count on its own, and
+            # the least of those bounds holds.
+            trips, caps = [], []
+            for literal in _conjuncts(stay[0]):
+                shape = _loop_test(literal, key)
+                if shape is None:
+                    continue
+                x, bound, mode = shape
+                found = _iv_offset(x, ivs, key)
+                if found is None:
+                    continue
+                var, c = found
+                init, step = ivs[var]
+                # Facts that hold on entry to the loop bound the first tested value
+                # (``if (r != 0)`` before a count-down remainder loop).
+                # The wrapped first value is congruent to the machine's; the evaluator
+                # checks that no later tested value leaves the wrap range.
+                x0 = apply_guards(wrap(add(init, c), x.bits, x.signed), out[header].guard)
+                trips.append(TripMax(x0, step, bound, x.bits, x.signed, mode))
+                if c == step and mode == "lt":
+                    caps.append((var, bound))
+            if not trips:
                 continue
-            x, bound, mode = shape
-            found = _iv_offset(x, ivs, key)
-            if found is None:
-                continue
-            var, c = found
-            init, step = ivs[var]
-            # Facts that hold on entry to the loop bound the first tested value
-            # (``if (r != 0)`` before a count-down remainder loop).
-            # The wrapped first value is congruent to the machine's; the evaluator checks
-            # that no later tested value leaves the wrap range.
-            x0 = apply_guards(wrap(add(init, c), x.bits, x.signed), out[header].guard)
-            trip = TripMax(x0, step, bound, x.bits, x.signed, mode)
-            cap = (var, bound) if c == step and mode == "lt" else None
-            return trip, cap
-        return None, None
+            trip = trips[0]
+            for other in trips[1:]:
+                trip = Min(trip, other)
+            return trip, tuple(caps)
+        return None, ()
 
     def _substitute(self, mapping: dict) -> None:
         new = []
@@ -1227,6 +1343,20 @@ def _join(values: list[Term]) -> Term:
         if term not in rests:
             rests.append(term)
     return add(common[0], rests[0] if len(rests) == 1 else Join(tuple(rests)))
+
+
+def _conjuncts(literal: Pred) -> list[Pred]:
+    """The conjuncts of a predicate: ``a && b`` and ``!(a || b)`` split, others whole."""
+    out, stack = [], [literal]
+    while stack:
+        p = stack.pop()
+        if type(p) is PAnd:
+            stack.extend((p.b, p.a))
+        elif type(p) is PNot and type(p.p) is POr:
+            stack.extend((pred_not(p.p.b), pred_not(p.p.a)))
+        else:
+            out.append(p)
+    return out
 
 
 def _loop_test(literal: Pred, key: int):

@@ -29,10 +29,10 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 __all__ = [
-    "Term", "Const", "Param", "Special", "Global", "Opaque", "LoopVar", "Iter", "TripMax", "Add",
-    "Mul", "Wrap", "Min", "Max", "Join", "Div", "Rem", "Shr", "Pow2", "ShrVar", "BitAnd",
-    "BitOr", "BitXor", "Bound", "Gate", "NotEq", "Pred", "Cmp", "PNot", "PAnd", "POr", "PConst",
-    "POpaque", "THREAD_VARS",
+    "Term", "Const", "Param", "ParamAt", "Special", "Global", "Opaque", "LoopVar", "Iter",
+    "TripMax", "Add", "Mul", "Wrap", "Min", "Max", "Join", "Div", "Rem", "Shr", "Pow2", "ShrVar",
+    "BitAnd", "BitOr", "BitXor", "Bound", "Gate", "NotEq", "Pred", "Cmp", "PNot", "PAnd", "POr",
+    "PConst", "POpaque", "THREAD_VARS",
     "DIMS", "add", "mul", "neg", "wrap", "const", "contains", "substitute", "is_launch_constant",
     "render", "pred_not", "children", "forget_equalities", "rejoin_words",
 ]
@@ -69,6 +69,24 @@ class Param(Term):
 
     name: str
     offset: int
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class ParamAt(Term):
+    """``size`` bytes of the parameter buffer at the byte offset ``offset``, a term that may
+    vary between threads (an unsigned little-endian integer).
+
+    A kernel reads a by-value array of its parameters at a computed index: PTX
+    ``ld.param.u64 %rd, [%rb+8]`` with ``%rb`` the parameter's address (``mov.b64 %rb,
+    k_param_0``) plus an index, SASS ``LDC.64 R2, c[0x0][R0+0x218]``. That is PyTorch's
+    ``TensorListMetadata`` (``tl.addresses[k][tl.block_to_tensor[blockIdx.x]]``). The
+    launch reads the value from the instance's parameter buffer at every offset ``offset``
+    may take (``PARAMX``, :mod:`kernelcheck.launch.check`); a constant offset is a
+    :class:`Param`.
+    """
+
+    offset: Term
     size: int
 
 
@@ -351,7 +369,7 @@ def _hash_once(cls: type) -> None:
     cls.__eq__ = __eq__
 
 
-for _cls in (Const, Param, Special, Global, Opaque, LoopVar, TripMax, Iter, Add, Mul, Wrap,
+for _cls in (Const, Param, ParamAt, Special, Global, Opaque, LoopVar, TripMax, Iter, Add, Mul, Wrap,
              Min, Max, Join, Div, Rem, Shr, Pow2, ShrVar, BitAnd, BitOr, BitXor, NotEq, Bound,
              Gate, Cmp, PNot, PAnd, POr, PConst, POpaque):
     _hash_once(_cls)
@@ -480,7 +498,7 @@ def wrap(term: Term, bits: int, signed: bool) -> Term:
         # An unsigned value of fewer bits fits both interpretations of a wider width; a
         # wrap of the same signedness and no more bits already lies in range.
         return term
-    if type(term) is Param and not signed and term.size * 8 <= bits:
+    if type(term) in (Param, ParamAt) and not signed and term.size * 8 <= bits:
         return term
     if type(term) is Special and (bits >= 32 and not signed or bits > 32):
         return term  # special registers are 32-bit unsigned values (ISA §10)
@@ -515,6 +533,8 @@ def _children(t) -> tuple:
         return (t.amount,)
     if kind is ShrVar:
         return (t.a, t.amount)
+    if kind is ParamAt:
+        return (t.offset,)
     if kind is PNot:
         return (t.p,)
     if kind is Iter:
@@ -597,6 +617,8 @@ def _rebuild(t, go):
         return Pow2(go(t.amount), t.width)
     if kind is ShrVar:
         return ShrVar(go(t.a), go(t.amount), t.width)
+    if kind is ParamAt:
+        return ParamAt(go(t.offset), t.size)
     if kind is PNot:
         return PNot(go(t.p))
     if kind is Iter:
@@ -643,6 +665,8 @@ def _render_node(term, names: dict[str, str], memo: dict) -> str:
         return str(term.value) if abs(term.value) < 1 << 16 else hex(term.value)
     if kind is Param:
         return names.get(term.name, term.name)
+    if kind is ParamAt:
+        return f"param[{_render(term.offset, names, memo)}]"
     if kind is Special:
         return term.name
     if kind is Opaque:

@@ -36,6 +36,7 @@ from kernelcheck.emu.values import (
 from kernelcheck.errors import UnsupportedFeature
 from kernelcheck.ir.nodes import (
     Address,
+    Expression,
     Function,
     Immediate,
     Instruction,
@@ -206,9 +207,17 @@ class CompileContext:
                         "%globaltimer_hi"):
                 return lambda st, fr: to_type(st.clock(name), ptype)
             return lambda st, fr: to_type(st.special(name), ptype)
-        if kind is Symbol:
-            space, addr = self.symbol(operand.name)
-            value = immediate_value(addr, "int", ptype)
+        if kind is Symbol or kind is Expression:
+            name, offset = _symbol_offset(operand)
+            space, addr = self.symbol(name)
+            if space in ("param", "label"):
+                # The address of a device function's parameter lives in the .param state
+                # space (ISA 5.1.6), which the emulator does not address through registers.
+                # A kernel parameter's address is its offset in the parameter buffer, which
+                # ld.param through a register reads (memops).
+                what = {"label": "label"}.get(space, "parameter")
+                raise self.unsupported(f"the address of {what} {name} as a value")
+            value = immediate_value(addr + offset, "int", ptype)
             return lambda st, fr: value
         if kind is Address and type(operand.base) is Symbol:
             # mov.u64 %rd, sym+8 written with brackets by some front ends.
@@ -305,6 +314,8 @@ def compile_function(function: Function, symbols: dict[str, tuple[str, int]],
             symbols[p.name] = ("kparam", p.offset)
     else:
         for p in function.params + function.return_params:
+            if p.space == "reg":
+                continue  # a register of the frame (register_types lists it)
             frame_params[p.name] = p.size
             symbols[p.name] = ("param", 0)
     for name, index in labels.items():
@@ -312,7 +323,7 @@ def compile_function(function: Function, symbols: dict[str, tuple[str, int]],
     from kernelcheck.emu.taint import memory_tainted, used_registers
     cx = CompileContext(function, reg_index, reg_storage, symbols, kernel_params,
                         frame_params, module)
-    cx.tainted = memory_tainted(function)
+    cx.tainted = memory_tainted(function, module)
     cx.used_registers = used_registers(function)
     ops: list[Op] = []
     for instr in function.instructions:
@@ -320,6 +331,18 @@ def compile_function(function: Function, symbols: dict[str, tuple[str, int]],
         ops.append(_compile_instruction(instr, cx, labels))
     return CompiledFunction(function, ops, reg_index, reg_storage, local_size, frame_params,
                             cx.tainted, cx.used_registers)
+
+
+def _symbol_offset(operand) -> tuple[str, int]:
+    """``(name, offset)`` of a symbol or of ``sym+imm`` / ``sym-imm`` (ISA 6.4.1)."""
+    if type(operand) is Symbol:
+        return operand.name, 0
+    text = operand.text
+    for sign in ("+", "-"):
+        name, _, number = text.rpartition(sign)
+        if name and number.isdigit() and "(" not in name:
+            return name, int(number) if sign == "+" else -int(number)
+    raise UnsupportedFeature(f"operand expression {text!r}")
 
 
 def _compile_instruction(instr: Instruction, cx: CompileContext, labels: dict[str, int]) -> Op:
@@ -360,6 +383,10 @@ def _compile_checked(instr: Instruction, cx: CompileContext, labels: dict[str, i
         return Op(TRAP, None, instr, guard, negated)
     if op == "call":
         return _compile_call(instr, cx, guard, negated)
+    if op == "cvta" and cx.module is not None and cx.module.address_size == 32 and any(
+            m.startswith(("shared", "local", "param")) for m in instr.modifiers):
+        # The emulator's generic windows of shared and local memory lie above 2**32.
+        raise cx.unsupported("cvta of shared, local or param memory with 32-bit addresses")
     if op in ("bar", "barrier") and "red" not in instr.modifiers:
         # bar{.cta}.sync / barrier{.cta}.sync{.aligned} a{, b}; bar.warp.sync membermask:
         # the minimum-PC schedule runs a barrier only once every lane of the block (warp)
@@ -406,7 +433,7 @@ def _compile_call(instr, cx, guard, negated) -> Op:
     operands = list(instr.operands)
     rets: tuple[str, ...] = ()
     if operands and type(operands[0]).__name__ == "ParenList":
-        rets = tuple(e.name for e in operands.pop(0).elements)
+        rets = tuple(getattr(e, "name", "") for e in operands.pop(0).elements)
     if not operands or type(operands[0]) is not Symbol:
         raise cx.unsupported("indirect call")
     callee = operands[0].name
@@ -414,10 +441,12 @@ def _compile_call(instr, cx, guard, negated) -> Op:
     if len(operands) > 1:
         if type(operands[1]).__name__ != "ParenList" or len(operands) > 2:
             raise cx.unsupported("call with a prototype (indirect call)")
-        args = tuple(e.name for e in operands[1].elements)
+        args = tuple(getattr(e, "name", "") for e in operands[1].elements)
     for name in args + rets:
-        if name not in cx.frame_params:
-            raise cx.unsupported(f"call argument {name} is not a call-scope .param")
+        # A call-scope .param variable, or a register for a .reg parameter (ISA 5.1.6.4).
+        if name not in cx.frame_params and name not in cx.reg_index:
+            raise cx.unsupported(f"call argument {name} is neither a call-scope .param nor "
+                                 "a register")
     if callee == ASSERT_FAIL and not _has_body(cx.module, callee):
         return Op(TRAP, assertion_details(args), instr, guard, negated, callee=callee,
                   call_args=args)

@@ -49,7 +49,8 @@ LOCAL_WINDOW = 0x7E00_0000_0000
 WINDOW_SIZE = 1 << 32
 
 
-@register("mov", form("pred b16 b32 b64 b128 u16 u32 u64 s16 s32 s64 f32 f64"))
+@register("mov", form("pred b16 b32 b64 b128 u16 u32 u64 s16 s32 s64 f32 f64"),
+          form("b16 b32 b64 u16 u32 u64 s16 s32 s64 f32 f64", "v2 v4"))
 def _mov(instr, cx):
     t = next((m for m in instr.modifiers if m in NP_TYPE), None)
     if t is None:
@@ -58,10 +59,24 @@ def _mov(instr, cx):
     size = NP_TYPE[t].itemsize
     if size == 16 and VectorOperand in (type(dest), type(source)):
         return _mov_b128_vector(instr, cx, dest, source)
+    if type(dest).__name__ == "VectorOperand" and type(source).__name__ == "VectorOperand":
+        # mov.v2/.v4: element by element (ISA 6.4.3, vectors as operands).
+        if len(dest.elements) != len(source.elements):
+            raise cx.unsupported("vector mov with operands of different lengths")
+        pairs = [(cx.src(s, t), cx.dst(d, t)) for d, s in zip(dest.elements,
+                                                                source.elements, strict=True)]
+
+        def move(st, fr, mask):
+            values = [get(st, fr) for get, _ in pairs]  # every source before any write
+            for (_, put), value in zip(pairs, values, strict=True):
+                put(st, fr, value, mask)
+        return move
     if type(dest).__name__ == "VectorOperand":
         # Unpack: mov.b64 {%r1, %r2}, %rd1 (element 0 is the low bits).
         n = len(dest.elements)
         part = size // n
+        if part not in (1, 2, 4) or part * n != size:
+            raise cx.unsupported(f"mov.{t} unpacking into {n} elements")
         pt = {1: "b8", 2: "b16", 4: "b32"}[part]
         get = cx.src(source, t)
         puts = [cx.dst(e, pt) for e in dest.elements]
@@ -78,6 +93,8 @@ def _mov(instr, cx):
     if type(source).__name__ == "VectorOperand":
         n = len(source.elements)
         part = size // n
+        if part not in (1, 2, 4) or part * n != size:
+            raise cx.unsupported(f"mov.{t} packing {n} elements")
         pt = {1: "b8", 2: "b16", 4: "b32"}[part]
         gets = [cx.src(e, pt) for e in source.elements]
         put = cx.dst(dest, t)
@@ -265,9 +282,10 @@ def _cvt(instr, cx):
 
         def f2i(st, fr, mask):
             x = _float_in(st_name)(get(st, fr))
-            if ftz:
-                x = flush(x.astype(NP_TYPE[st_name])).astype(np.float64) if st_name in (
-                    "f32", "f16") else x
+            if ftz and st_name == "f32":
+                # .ftz "applies only to single precision (.f32) inputs and results" (ISA
+                # 9.7.9.21 cvt, Integer Notes, subnormal numbers).
+                x = flush(x.astype(np.float32)).astype(np.float64)
             r = round_fn(x)
             if ddt.itemsize == 8:
                 # float64 holds neither INT64_MAX nor UINT64_MAX: clamping to them in floats
@@ -299,7 +317,10 @@ def _cvt(instr, cx):
     if src_float and dst_float:
         relu = "relu" in mods
         satfinite = "satfinite" in mods
-        flushable = {"f32", "f16"}
+        # .ftz flushes "single-precision subnormal inputs and results"; it "applies only to
+        # single precision (.f32) inputs and results" (ISA 9.7.9.21 cvt, Floating Point
+        # Notes): the f16 side of cvt.ftz.f32.f16 or cvt.rn.ftz.f16.f32 keeps its subnormals.
+        flushable = {"f32"}
 
         def f2f(st, fr, mask):
             x = _float_in(st_name)(get(st, fr))

@@ -76,6 +76,11 @@ class Program:
     """A module loaded on an emulated device: variables placed, functions compiled."""
 
     def __init__(self, module: Module, memory: DeviceMemory) -> None:
+        if module.address_size == 32 and getattr(memory, "address_size", 64) != 32:
+            # Its pointers are 32 bits: a 64-bit device address would be cut.
+            raise UnsupportedFeature(
+                ".address_size 32 on an emulated device with 64-bit addresses (use "
+                "Emulator(address_size=32))", module.filename or "")
         self.module = module
         self.symbols: dict[str, tuple[str, int]] = {}
         self.static_shared = 0
@@ -210,8 +215,10 @@ def pack_params(function: Function, params) -> np.ndarray:
 class Emulator:
     """An emulated CUDA device: memory plus kernel launches on the CPU."""
 
-    def __init__(self, *, max_lanes: int = DEFAULT_MAX_LANES) -> None:
-        self.memory = DeviceMemory()
+    def __init__(self, *, max_lanes: int = DEFAULT_MAX_LANES, address_size: int = 64) -> None:
+        # address_size=32 runs modules with `.address_size 32` (PTX ISA 11.1.3): every
+        # allocation lies below 2**32, so 32-bit pointers reach it.
+        self.memory = DeviceMemory(address_size)
         self.max_lanes = max_lanes
         self._clock = 0
 

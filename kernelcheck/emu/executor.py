@@ -617,6 +617,11 @@ def _call(batch: Batch, fr: Frame, op, lanes: np.ndarray, hook=None,
         raise LaunchError(f"call of {op.callee} with {len(op.call_args)} arguments, "
                           f"it takes {len(formal)}")
     for param, arg in zip(formal, op.call_args, strict=True):
+        if param.space == "reg":
+            _copy_register(fr, arg, frame, param.name, None, op)
+            continue
+        if arg not in fr.params:
+            raise LaunchError(f"call of {op.callee}: {arg} passed to .param {param.name}")
         src = fr.params[arg]
         dst = frame.params[param.name]
         width = min(src.shape[1], dst.shape[1])
@@ -635,9 +640,32 @@ def _call(batch: Batch, fr: Frame, op, lanes: np.ndarray, hook=None,
     return gone
 
 
+def _copy_register(src_frame: Frame, src: str, dst_frame: Frame, dst: str, lanes,
+                   op) -> None:
+    """Pass a ``.reg`` parameter or return value (ISA 5.1.6.4): the register's bits, as the
+    ``mov`` of a value of the declared size would."""
+    s = src_frame.cfunc.reg_index.get(src)
+    d = dst_frame.cfunc.reg_index.get(dst)
+    if s is None or d is None:
+        raise LaunchError(f"call of {op.callee}: {src if s is None else dst} is not a register "
+                          "for a .reg parameter")
+    value = src_frame.regs[s]
+    want = dst_frame.regs[d].dtype
+    if value.dtype != want:
+        value = value.view(want) if value.dtype.itemsize == want.itemsize else \
+            value.astype(want)
+    if lanes is None:
+        dst_frame.regs[d] = value.copy()
+    else:
+        dst_frame.regs[d][lanes] = value[lanes]
+
+
 def _returned(callee, op, frame: Frame, fr: Frame, lanes: np.ndarray) -> None:
     """Copy the return values of ``frame`` into the caller ``fr`` for ``lanes``."""
     for param, ret in zip(callee.function.return_params, op.call_rets, strict=False):
+        if param.space == "reg":
+            _copy_register(frame, param.name, fr, ret, lanes, op)
+            continue
         src = frame.params[param.name]
         dst = fr.params[ret]
         width = min(src.shape[1], dst.shape[1])

@@ -5,7 +5,8 @@ neg, min, max) are rounded once from the exact result in every type and rounding
 (:mod:`kernelcheck.emu.fparith`); packed ``f16x2``/``bf16x2`` compute each half. The
 approximate instructions (``.approx``: sqrt, rsqrt, rcp, ex2, lg2, sin, cos, tanh) are
 computed in float64 and rounded once: more accurate than the few ulps the ISA allows, so
-their last bits may differ from a GPU's.
+their last bits may differ from a GPU's. ``rcp.approx.ftz.f64`` and ``rsqrt.approx.ftz.f64``
+read only the upper word of their operand and write a zero lower word (:func:`_upper_word`).
 """
 
 from __future__ import annotations
@@ -80,13 +81,26 @@ def _elementwise(instr, cx, t, nargs, compute, post=None):
     """Build ``fn`` applying ``compute(*float_args)`` with the type's decode/encode."""
     getters = [cx.src(o, t) for o in instr.operands[1:1 + nargs]]
     put = cx.dst(instr.operands[0], t)
-    ftz = "ftz" in instr.modifiers and t in ("f32", "f16", "f16x2")
+    ftz = "ftz" in instr.modifiers and t in ("f32", "f16", "f16x2", "bf16", "bf16x2")
+    brain = t in ("bf16", "bf16x2")
     sat = "sat" in instr.modifiers
     mode = _rounding(instr)
+    # Half values are computed as float32: flush them at the half type's own threshold.
+    if t in ("f16", "f16x2"):
+        def flush_t(v):
+            return fparith.flush_to_zero(v, "f16").astype(_F32)
+    else:
+        flush_t = flush
 
     def finish(r):
+        if ftz and brain:
+            # ex2.approx.ftz.bf16 "flushes subnormal inputs and results to sign-preserving
+            # zero" (ISA 9.7.4.10): the result is the bf16 value, so round to bf16 first (a
+            # float32 just below 2^-126 may round up to the smallest normal bf16) and flush
+            # what is still subnormal; bf16 shares float32's exponent range.
+            r = bf16_to_f32(f32_to_bf16(r))
         if ftz:
-            r = flush(r)
+            r = flush_t(r)
         if sat:
             r = saturate(r)
         if post is not None:
@@ -94,8 +108,14 @@ def _elementwise(instr, cx, t, nargs, compute, post=None):
         return r
 
     if _packed(t):
-        def run(st, fr, mask):
+        def operands(st, fr):
             halves = [_split(g(st, fr), t) for g in getters]
+            if ftz:
+                halves = [(flush_t(lo), flush_t(hi)) for lo, hi in halves]
+            return halves
+
+        def run(st, fr, mask):
+            halves = operands(st, fr)
             lo = finish(compute(*[h[0] for h in halves]))
             hi = finish(compute(*[h[1] for h in halves]))
             if t == "f16x2" and mode != "rn":
@@ -107,7 +127,7 @@ def _elementwise(instr, cx, t, nargs, compute, post=None):
     dec, enc = _decode(t), _encode(t, mode)
     if ftz:
         def read(g, st, fr):
-            return flush(dec(g(st, fr)))
+            return flush_t(dec(g(st, fr)))
     else:
         def read(g, st, fr):
             return dec(g(st, fr))
@@ -253,14 +273,74 @@ def _rsqrt(x):
     return 1.0 / np.sqrt(x)
 
 
+#: The upper word of an f64 (1.11.20 format) and the canonical NaN of the upper-word forms.
+_UPPER = np.uint64(0xFFFFFFFF00000000)
+_UPPER_NAN = np.uint64(0x7FFFFFFF00000000)
+_EXPONENT64 = np.uint64(0x7FF0000000000000)
+
+
+def _flush64(bits):
+    """f64 bit patterns with subnormal values turned into zero of their sign."""
+    sub = ((bits & _EXPONENT64) == 0) & ((bits & ~np.uint64(1 << 63)) != 0)
+    return np.where(sub, bits & np.uint64(1 << 63), bits)
+
+
+def _upper_word(fn64):
+    """``rcp.approx.ftz.f64`` (ISA 9.7.3.14) and ``rsqrt.approx.ftz.f64`` (9.7.3.17).
+
+    Both read only the upper word of ``a`` and write only the upper word of ``d``:
+    "tmp = a[63:32]; // upper word of a, 1.11.20 format", "d[63:32] = 1.0 / tmp;" (or
+    ``1.0 / sqrt(tmp)``) and "d[31:0] = 0x00000000". "Subnormal inputs and results are
+    flushed to sign-preserving zero" and "Input NaNs map to a canonical NaN with encoding
+    0x7fffffff00000000" (every NaN result takes that encoding here). The ISA leaves how the
+    1.11.20 result is rounded to the implementation ("a fast, gross approximation"): the
+    emulator computes the function of ``tmp`` in float64 and rounds it to nearest even at
+    the 20th mantissa bit.
+    """
+    def factory(instr, cx):
+        get = cx.src(instr.operands[1], "b64")
+        put = cx.dst(instr.operands[0], "b64")
+
+        def run(st, fr, mask):
+            bits = np.asarray(get(st, fr)).astype(np.uint64)
+            x = np.ascontiguousarray(_flush64(bits & _UPPER)).view(np.float64)
+            with np.errstate(all="ignore"):
+                r = np.asarray(fn64(x), dtype=np.float64)
+            rb = r.view(np.uint64)
+            finite = np.isfinite(r)
+            # Round to nearest even at bit 32 (a carry into the exponent is the right value,
+            # up to infinity).
+            half = np.uint64(0x7FFFFFFF) + ((rb >> np.uint64(32)) & np.uint64(1))
+            rb = np.where(finite, (rb + half) & _UPPER, rb)
+            rb = _flush64(rb)
+            rb = np.where(np.isnan(r), _UPPER_NAN, rb)
+            put(st, fr, rb.astype(np.uint64), mask)
+        return run
+    return factory
+
+
 register("sqrt", form("f32", "approx ftz", required=["approx"]),
          form("f32", _RND + " ftz", required=[_RND]), form("f64", _RND, required=[_RND]))(
     _approx(np.sqrt, "sqrt"))
+_rcp_upper = _upper_word(lambda x: 1.0 / x)
+_rsqrt_upper = _upper_word(_rsqrt)
+_rcp_approx = _approx(lambda x: 1.0 / x, "rcp")
+_rsqrt_approx = _approx(_rsqrt)
+
+
+def _f64_ftz(instr) -> bool:
+    return "ftz" in instr.modifiers and instruction_type(instr) == "f64"
+
+
+# rsqrt.approx.f64 (9.7.3.16) reads the whole operand; rsqrt.approx.ftz.f64 (9.7.3.17) and
+# rcp.approx.ftz.f64 (9.7.3.14) only its upper word.
 register("rsqrt", form("f32", "approx ftz", required=["approx"]),
-         form("f64", "approx", required=["approx"]))(_approx(_rsqrt))
+         form("f64", "approx ftz", required=["approx"]))(
+    lambda instr, cx: (_rsqrt_upper if _f64_ftz(instr) else _rsqrt_approx)(instr, cx))
 register("rcp", form("f32", "approx ftz", required=["approx"]),
          form("f32", _RND + " ftz", required=[_RND]), form("f64", _RND, required=[_RND]),
-         form("f64", "approx ftz", required=["approx", "ftz"]))(_approx(lambda x: 1.0 / x, "rcp"))
+         form("f64", "approx ftz", required=["approx", "ftz"]))(
+    lambda instr, cx: (_rcp_upper if _f64_ftz(instr) else _rcp_approx)(instr, cx))
 register("ex2", form("f32", "approx ftz", required=["approx"]),
          form("f16 f16x2", "approx", required=["approx"]),
          form("bf16 bf16x2", "approx ftz", required=["approx"]))(_approx(np.exp2))

@@ -16,9 +16,9 @@ leaves the order and intermediate precision of the tensor-core accumulation to t
 implementation, so the last bit of an f32 result may differ from a given GPU; integer
 ``mma`` is exact (wrapping modulo 2**32, or clamped with ``.satfinite``). ``.tf32`` inputs
 use the 19 high bits of each 32-bit register (the low 13 bits are ignored, as the format
-has 10 mantissa bits). The shape ``m8n8k4`` of f16 (four 8x8x4 products per warp, with a
-layout per quad pair) and the sparse, block-scaled and sub-byte forms are not run: they are
-rejected at compile time.
+has 10 mantissa bits). The shape ``m8n8k4`` of f16 is four 8x8x4 products per warp, each
+held by a pair of quads (:func:`_mma_quads`). The sparse, block-scaled and sub-byte forms are
+not run: they are rejected at compile time.
 """
 
 from __future__ import annotations
@@ -102,7 +102,41 @@ _MMA_FORMS = (
     form([f"{d}.{a}.{b}.{c}" for d in ("f32",) for c in ("f32",) for a in ("e4m3", "e5m2")
           for b in ("e4m3", "e5m2")], _MMA_COMMON + " m16n8k32", required=["m16n8k32", "sync"]),
     form("f64.f64.f64.f64", _MMA_COMMON + " m8n8k4", required=["m8n8k4", "sync"]),
+    # m8n8k4 on .f16: "When .ctype is .f32, .dtype must also be .f32" (9.7.14.5.14).
+    form("f16.f16.f16.f16 f32.f16.f16.f16 f32.f16.f16.f32", _MMA_COMMON + " m8n8k4",
+         required=["m8n8k4", "sync"]),
 )
+
+# mma.m8n8k4 on .f16 (9.7.14.5.1 "Matrix Fragments for mma.m8n8k4 with .f16 floating point
+# type"): the warp computes four independent 8x8x4 products; product q is held by lanes
+# 4q..4q+3 (the low group) and 16+4q..16+4q+3 (the high group). With r = %laneid % 4 and
+# h = 4 for the high group (0 for the low one), element i of a lane's fragment is at:
+#   A row-major  (r + h, i)      A col-major  (i + h, r)        i = 0..3
+#   B row-major  (r, i + h)      B col-major  (i, r + h)        i = 0..3
+#   C/D .f16     (r + h, i)                                     i = 0..7
+#   C/D .f32     ((lane & 1) + (i & 2) + h, (i & 4) + (lane & 2) + (i & 1))   i = 0..7
+# Each function gives (product, row, column) of element i of lane l.
+_Q = (_LANE >> 2) & 3
+_H = np.where(_LANE >= 16, 4, 0)
+_R = _LANE & 3
+
+
+def _quad_layout(n, row, col):
+    """(product, rows, cols) index arrays of shape (32, n) of an m8n8k4 .f16 fragment."""
+    i = np.arange(n)[None, :]
+    lane, h, r = _LANE[:, None], _H[:, None], _R[:, None]
+    shape = (32, n)
+    return (np.broadcast_to(_Q[:, None], shape), np.broadcast_to(row(lane, h, r, i), shape),
+            np.broadcast_to(col(lane, h, r, i), shape))
+
+
+_QUAD_A = {"row": _quad_layout(4, lambda lane, h, r, i: r + h, lambda lane, h, r, i: i),
+           "col": _quad_layout(4, lambda lane, h, r, i: i + h, lambda lane, h, r, i: r)}
+_QUAD_B = {"row": _quad_layout(4, lambda lane, h, r, i: r, lambda lane, h, r, i: i + h),
+           "col": _quad_layout(4, lambda lane, h, r, i: i, lambda lane, h, r, i: r + h)}
+_QUAD_C = {"f16": _quad_layout(8, lambda lane, h, r, i: r + h, lambda lane, h, r, i: i),
+           "f32": _quad_layout(8, lambda lane, h, r, i: (lane & 1) + (i & 2) + h,
+                               lambda lane, h, r, i: (i & 4) + (lane & 2) + (i & 1))}
 
 
 def _elements(operand):
@@ -153,6 +187,8 @@ def _mma(instr, cx):
                                                  "u8", "e4m3", "e5m2", "f64")]
     dtype, atype, btype, ctype = types
     shape = next(m for m in instr.modifiers if m in _DIMS)
+    if shape == "m8n8k4" and atype == "f16":
+        return _mma_quads(instr, cx, dtype, ctype)
     kind = {"f16": "half", "bf16": "half", "tf32": "tf32", "f64": "f64"}.get(atype, "byte")
     layout = _LAYOUTS.get((shape, kind))
     if layout is None or "row" not in instr.modifiers or "col" not in instr.modifiers:
@@ -212,6 +248,64 @@ def _mma(instr, cx):
             frag = bits[:, 0::2] | (bits[:, 1::2] << _U32(16))
         else:
             frag = frag.view(np.uint64 if dtype == "f64" else _U32)
+        for j, put in enumerate(puts):
+            put(st, fr, np.ascontiguousarray(frag[:, j]), mask)
+    return run
+
+
+def _halves(w):
+    """f16 elements (float64) of f16x2 words (warps, 32, regs), the low half first."""
+    halves = np.stack([w & _U32(0xFFFF), w >> _U32(16)], axis=-1).astype(np.uint16)
+    return halves.reshape(w.shape[0], 32, -1).view(np.float16).astype(np.float64)
+
+
+def _mma_quads(instr, cx, dtype, ctype):
+    """mma.sync.aligned.m8n8k4.alayout.blayout.dtype.f16.f16.ctype (ISA 9.7.14.5.14, the
+    fragments of 9.7.14.5.1): four 8x8x4 products per warp, A and B in either layout
+    (``.alayout`` is the first of the two layout qualifiers, ``.blayout`` the second).
+
+    "Element-wise multiplication of matrix A and B is performed with at least single
+    precision", and "the accumulation order, rounding and handling of subnormal inputs are
+    unspecified": the products and sums are exact in float64, rounded once to ``dtype``.
+    """
+    layouts = [m for m in instr.modifiers if m in ("row", "col")]
+    if len(layouts) != 2:
+        raise cx.unsupported(f"'{instr.full_opcode}' needs .alayout and .blayout")
+    la, lb = _QUAD_A[layouts[0]], _QUAD_B[layouts[1]]
+    lc, ld = _QUAD_C[ctype], _QUAD_C[dtype]
+    d_op, a_op, b_op, c_op = instr.operands[:4]
+    get_a = [cx.src(e, "b32") for e in _elements(a_op)]
+    get_b = [cx.src(e, "b32") for e in _elements(b_op)]
+    get_c = [cx.src(e, "b32") for e in _elements(c_op)]
+    puts = [cx.dst(e, "b32") for e in _elements(d_op)]
+    regs = {"f16": 4, "f32": 8}
+    if len(get_a) != 2 or len(get_b) != 2 or len(get_c) != regs[ctype] or (
+            len(puts) != regs[dtype]):
+        raise cx.unsupported(f"operand counts of '{instr.full_opcode}'")
+
+    def words(st, fr, getters):
+        cols = [np.broadcast_to(np.asarray(g(st, fr)).astype(_U32), (st.L,)) for g in getters]
+        return np.stack(cols, axis=-1).reshape(st.L // 32, 32, len(getters))
+
+    def gather(values, layout, rows, cols):
+        out = np.zeros((values.shape[0], 4, rows, cols))
+        out[:, layout[0], layout[1], layout[2]] = values
+        return out
+
+    def run(st, fr, mask):
+        A = gather(_halves(words(st, fr, get_a)), la, 8, 4)
+        B = gather(_halves(words(st, fr, get_b)), lb, 4, 8)
+        cw = words(st, fr, get_c)
+        C = gather(_halves(cw) if ctype == "f16" else
+                   cw.view(np.float32).astype(np.float64), lc, 8, 8)
+        with np.errstate(all="ignore"):
+            D = np.einsum("wqmk,wqkn->wqmn", A, B) + C
+        frag = D[:, ld[0], ld[1], ld[2]].reshape(st.L, -1)
+        if dtype == "f16":
+            bits = frag.astype(np.float16).view(np.uint16).astype(_U32)
+            frag = bits[:, 0::2] | (bits[:, 1::2] << _U32(16))
+        else:
+            frag = frag.astype(np.float32).view(_U32)
         for j, put in enumerate(puts):
             put(st, fr, np.ascontiguousarray(frag[:, j]), mask)
     return run

@@ -137,8 +137,14 @@ class _Access:
             self.const_addr = operand.offset
         else:
             raise cx.unsupported(f"address base {base!r}")
+        #: ``ld.param [%r+imm]`` in a kernel: ``%r`` holds an address in the kernel's
+        #: parameter space (``mov.b64 %r, k_param_0`` gives the parameter's offset in the
+        #: buffer, the address the emulator gives a kernel parameter symbol).
+        self.kparam_reg = False
         if self.symbol is None and space == "param":
-            raise cx.unsupported("ld/st.param through a register address")
+            if kind != "read" or self.reg < 0 or not cx.function.is_kernel:
+                raise cx.unsupported("ld/st.param through a register address")
+            self.kparam_reg = True
 
     def addresses(self, st, fr, lanes) -> np.ndarray:
         if self.const_addr is not None:
@@ -295,6 +301,22 @@ def _param_read(st, fr, sym, offset, width, count, lanes):
     return [vals[:, k] for k in range(count)]
 
 
+def _kparam_read(st, offsets, width, count):
+    """Values of ``count`` consecutive ``width``-byte elements of the kernel parameter
+    buffer at each lane's byte offset (a by-value array indexed per thread)."""
+    raw = np.asarray(st.params, dtype=np.uint8)
+    # Offsets are unsigned 64-bit: a negative index is a huge one, past the end.
+    end = int(offsets.max()) + width * count if len(offsets) else 0
+    if len(offsets) and end > len(raw):
+        raise MemoryFault("read past the end of the kernel parameters", kind="read",
+                          space="param", address=int(offsets.max()), width=width * count)
+    out = []
+    for k in range(count):
+        idx = offsets.astype(np.int64)[:, None] + k * width + np.arange(width)
+        out.append(np.ascontiguousarray(raw[idx]).view(bits_dtype(width)).reshape(len(offsets)))
+    return out
+
+
 def _param_write(st, fr, sym, offset, width, values, lanes):
     sym_space, name, _ = sym
     if sym_space == "kparam":
@@ -354,6 +376,8 @@ def _ld(instr, cx):
             return
         if acc.symbol is not None:
             vals = _param_read(st, fr, acc.symbol, acc.offset, width, count, lanes)
+        elif acc.kparam_reg:
+            vals = _kparam_read(st, acc.addresses(st, fr, lanes), width, count)
         else:
             vals = [np.zeros(len(lanes), dtype=ut) for _ in range(count)]
             for buf, off, pos, alloc in acc.locate(st, fr, lanes):
@@ -511,19 +535,32 @@ def _isspacep(instr, cx):
     return run
 
 
+# Instructions with no effect on the emulator's state. The fences order memory accesses
+# (ISA 9.7.13.4 membar/fence), and the emulator performs every access in program order when
+# it is issued, so every order a fence asks for already holds. That includes the proxy fence
+# ``fence.proxy.async``, which orders generic-proxy accesses (the st.shared that fill a
+# buffer) with async-proxy ones (the cp.async.bulk that reads it): the emulator's bulk copies
+# complete when they are issued (kernelcheck.emu.asynccopy), after every earlier store. The
+# cache hints (prefetch, discard, applypriority, createpolicy) change no value a program can
+# read: the policy createpolicy writes is opaque (9.7.9.18: "an opaque 64-bit register"), so
+# it is zero here, and the ``.global`` of ``createpolicy.range.global`` only names the state
+# space of ``[a]``, an address createpolicy does not access.
 @register("pmevent", form("", "mask"))
 @register("brkpt", form(""))
 @register("setmaxnreg", form("u32", "inc dec sync aligned", required=["inc dec"]))
 @register("prefetch", form("", "global local L1 L2 L2::evict_last L2::evict_normal tensormap",
                             required=["L1 L2 L2::evict_last L2::evict_normal tensormap"]))
 @register("prefetchu", form("", "L1", required=["L1"]))
-@register("fence", form("", "sc acq_rel " + _SCOPES, required=["sc acq_rel"]))
+@register("fence", form("", "sc acq_rel " + _SCOPES, required=["sc acq_rel"]),
+          form("", "proxy async shared::cta", required=["proxy", "async"]))
 @register("membar", form("", "cta gl sys", required=["cta gl sys"]))
 @register("nanosleep", form("u32"))
 @register("discard", form("", "global L2", required=["L2"]))
 @register("applypriority", form("", "global L2::evict_normal", required=["L2::evict_normal"]))
 @register("createpolicy", form("b64", "fractional range L2::evict_last L2::evict_normal "
-                                      "L2::evict_first L2::evict_unchanged"))
+                                      "L2::evict_first L2::evict_unchanged"),
+          form("b64", "range global L2::evict_last L2::evict_normal L2::evict_first "
+                      "L2::evict_unchanged", required=["range"]))
 @register("griddepcontrol", form("", "launch_dependents wait",
                                  required=["launch_dependents wait"]))
 def _noop(instr, cx):

@@ -26,10 +26,13 @@ import numpy as np
 from kernelcheck.errors import KernelcheckError
 
 __all__ = ["MemoryFault", "WriteOutsideFootprint", "WriteGuard", "Allocation", "DeviceMemory",
-           "HEAP_BASE", "ALIGNMENT"]
+           "HEAP_BASE", "HEAP_BASE_32", "ALIGNMENT"]
 
 #: The address of the first allocation (the range the CUDA driver hands out on Linux).
 HEAP_BASE = 0x7F00_0000_0000
+#: The first allocation of a device with 32-bit addresses (``.address_size 32``, PTX ISA
+#: 11.1.3): every byte it hands out has an address below 2**32.
+HEAP_BASE_32 = 0x1000_0000
 #: Alignment of every allocation (cudaMalloc guarantees at least 256 bytes).
 ALIGNMENT = 256
 #: Unmapped bytes left after every allocation.
@@ -160,10 +163,14 @@ class DeviceMemory:
     array([1], dtype=uint32)
     """
 
-    def __init__(self) -> None:
+    def __init__(self, address_size: int = 64) -> None:
+        if address_size not in (32, 64):
+            raise ValueError(f"address_size must be 32 or 64, not {address_size}")
+        #: Bits of a device address: 32 places every allocation below 2**32.
+        self.address_size = address_size
         self._bases: list[int] = []
         self._allocs: list[Allocation] = []
-        self._next = HEAP_BASE
+        self._next = HEAP_BASE if address_size == 64 else HEAP_BASE_32
         self._freed: list[tuple[int, int]] = []
         #: the write guard of the running launch (``None``: stores are not checked)
         self.write_guard: WriteGuard | None = None
@@ -199,6 +206,10 @@ class DeviceMemory:
         if nbytes < 0:
             raise ValueError(f"allocation size must be >= 0, got {nbytes}")
         base = self._next
+        if self.address_size == 32 and base + nbytes > 1 << 32:
+            raise MemoryFault(f"out of memory: {nbytes} bytes do not fit below 2**32 (a "
+                              "device with 32-bit addresses)", kind="alloc", address=base,
+                              width=nbytes)
         padded = max(16, (nbytes + 15) // 16 * 16)
         alloc = Allocation(base, int(nbytes), np.zeros(padded, dtype=np.uint8), name)
         k = bisect.bisect(self._bases, base)

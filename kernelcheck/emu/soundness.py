@@ -26,7 +26,8 @@ from kernelcheck.emu.instances import param_values, setup, with_pointer
 from kernelcheck.emu.workloads import get_workload
 from kernelcheck.errors import KernelcheckError
 
-__all__ = ["Instance", "SoundnessReport", "PLACEMENTS", "draw_instance", "check_soundness"]
+__all__ = ["Instance", "SoundnessReport", "PLACEMENTS", "draw_instance", "check_soundness",
+           "MetamorphicReport", "check_metamorphic"]
 
 PLACEMENTS = ("disjoint", "adjacent", "aliased", "overlapping", "offset", "interleaved")
 _BASE = 0x7F10_0000_0000
@@ -197,3 +198,135 @@ def check_soundness(instances: Iterable[Instance], provider: Callable, *,
             false_positives.append(inst)
     return SoundnessReport(counts, tuple(false_positives), skipped)
 
+
+
+# ---------------------------------------------------------------- metamorphic checks
+
+
+@dataclass(frozen=True, slots=True)
+class MetamorphicReport:
+    """What changed when kernels were rewritten by meaning-keeping transforms.
+
+    ``checks`` counts, per kind, the comparisons made: ``class`` (the kernel class of the
+    analysis), ``verdict`` (an instance's static verdict), ``oracle`` (the emulator's
+    verdict of an instance) and ``memory`` (every buffer after an emulated run); ``changes``
+    lists each difference found, as a line naming the kernel, transform, seed and what
+    differed. ``skipped`` counts instances that could not run (invalid for the kernel).
+    """
+
+    checks: dict
+    changes: tuple[str, ...]
+    skipped: int
+
+    @property
+    def total_changes(self) -> int:
+        return len(self.changes)
+
+
+def check_metamorphic(instances: Iterable[Instance], *, module_for: Callable[[str], object],
+                      names_for: Callable[[str], list], entry_for: Callable[[str], str],
+                      analyse: Callable, transforms: Iterable[str] = ("rename", "blocks",
+                                                                      "outline"),
+                      seeds: Iterable[int] = (0,), run: bool = True,
+                      seed: int = 0) -> MetamorphicReport:
+    """Compare verdicts and emulated memory of kernels before and after PTX rewrites.
+
+    Parameters
+    ----------
+    instances : iterable of Instance
+        Instances of fixture kernels (all of one module per call is the usual use).
+    module_for, names_for, entry_for : callable
+        As for :func:`check_soundness`.
+    analyse : callable
+        ``analyse(module) -> (class_of, verdict_of)``: ``class_of(entry)`` is the kernel
+        class and ``verdict_of(entry, instance, allocations)`` the instance verdict of the
+        static analysis for that module.
+    transforms, seeds
+        The transforms of :mod:`kernelcheck.ptx.metamorphic` and the seeds each is drawn
+        with.
+    run : bool
+        Also run every instance on the emulator, before and after.
+
+    Returns
+    -------
+    MetamorphicReport
+    """
+    from kernelcheck.emu.instances import read_buffers
+    from kernelcheck.ptx.metamorphic import transform_module
+
+    instances = list(instances)
+    checks = {"class": 0, "verdict": 0, "oracle": 0, "memory": 0}
+    changes: list[str] = []
+    skipped = 0
+    analyses: dict = {}
+
+    def analysis(module):
+        key = id(module)
+        if key not in analyses:
+            analyses[key] = (module, analyse(module))
+        return analyses[key][1]
+
+    def emulate(module, inst: Instance):
+        emu = Emulator()
+        rng = np.random.default_rng(seed)
+        placed = setup(emu, inst.kernel, inst.params, inst.grid, inst.block, rng)
+        program = emu.load_module(module)
+        values = param_values(names_for(inst.kernel), placed.params)
+        result = emu.launch(program, entry_for(inst.kernel), grid=inst.grid, block=inst.block,
+                            params=values, trace=True,
+                            shared_bytes=get_workload(inst.kernel).shared_bytes)
+        return placed, result.trace.verdict, read_buffers(emu, placed)
+
+    for inst in instances:
+        original = module_for(inst.kernel)
+        base = None
+        if run:
+            try:
+                base = emulate(original, inst)
+            except (KernelcheckError, ValueError, OverflowError, KeyError):
+                skipped += 1
+                continue
+        class_of, verdict_of = analysis(original)
+        entry = entry_for(inst.kernel)
+        for name in transforms:
+            for s in seeds:
+                where = f"{inst.kernel} [{name}, seed {s}]"
+                rewritten = _rewritten(original, name, s, transform_module)
+                new_class, new_verdict = analysis(rewritten)
+                checks["class"] += 1
+                if new_class(entry) != class_of(entry):
+                    changes.append(f"{where}: class {class_of(entry)} -> {new_class(entry)}")
+                allocations = base[0].allocations if base is not None else None
+                checks["verdict"] += 1
+                before = verdict_of(entry, inst, allocations)
+                after = new_verdict(entry, inst, allocations)
+                if before != after:
+                    changes.append(f"{where} {inst.placement} grid {inst.grid}: verdict "
+                                   f"{before} -> {after}")
+                if not run:
+                    continue
+                placed, oracle, memory = emulate(rewritten, inst)
+                checks["oracle"] += 1
+                if oracle != base[1]:
+                    changes.append(f"{where}: emulator verdict {base[1]} -> {oracle}")
+                checks["memory"] += 1
+                for key, value in base[2].items():
+                    if key == "_offset":
+                        continue
+                    other = memory[key]
+                    if value.tobytes() != other.tobytes():
+                        changes.append(f"{where} {inst.placement}: buffer {key} differs")
+    return MetamorphicReport(checks, tuple(changes), skipped)
+
+
+_REWRITTEN: dict = {}
+
+
+def _rewritten(module, name: str, seed: int, transform_module):
+    key = (id(module), name, seed)
+    found = _REWRITTEN.get(key)
+    if found is None or found[0] is not module:
+        if len(_REWRITTEN) > 512:
+            _REWRITTEN.clear()
+        found = _REWRITTEN[key] = (module, transform_module(module, name, seed))
+    return found[1]

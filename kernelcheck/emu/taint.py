@@ -31,7 +31,7 @@ from __future__ import annotations
 from kernelcheck.ir.nodes import Function, SpecialRegister
 from kernelcheck.ir.operands import defs, uses
 
-__all__ = ["memory_tainted", "used_registers"]
+__all__ = ["memory_tainted", "module_taint", "used_registers"]
 
 _LOADS = frozenset({"ld", "ldu", "atom", "red", "ld.global", "tex", "tld4", "suld",
                     "cp.async", "ldmatrix"})
@@ -59,8 +59,14 @@ def _reads_mutable_memory(instr, kernel: bool) -> bool:
     return not ("param" in instr.modifiers and kernel)
 
 
-def memory_tainted(function: Function) -> frozenset[str]:
+def memory_tainted(function: Function, module=None) -> frozenset[str]:
     """Registers that may hold a value derived from a load of mutable memory.
+
+    With ``module``, values are followed through calls (:func:`module_taint`): a device
+    function's parameter is tainted only if some call passes it a tainted value, and a value
+    a call returns only if the callee's return value is tainted. Without it, every parameter
+    of a device function counts as tainted and every returned value as clean, as seen from
+    the function alone.
 
     Examples
     --------
@@ -68,6 +74,10 @@ def memory_tainted(function: Function) -> frozenset[str]:
     >>> memory_tainted(Function("f", "entry", body=()))
     frozenset()
     """
+    if module is not None and function.body is not None:
+        per_function = module_taint(module)
+        if function.name in per_function:
+            return per_function[function.name]
     tainted: set[str] = set()
     flows: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
     for instr in function.instructions:
@@ -76,6 +86,11 @@ def memory_tainted(function: Function) -> frozenset[str]:
             tainted.update(d)
         else:
             flows.append((d, uses(instr)))
+    _close(tainted, flows)
+    return frozenset(tainted)
+
+
+def _close(tainted: set, flows: list) -> None:
     changed = True
     while changed:
         changed = False
@@ -85,7 +100,108 @@ def memory_tainted(function: Function) -> frozenset[str]:
                     if name not in tainted:
                         tainted.add(name)
                         changed = True
-    return frozenset(tainted)
+
+
+_MODULE_TAINT: dict[int, tuple[object, dict[str, frozenset[str]]]] = {}
+
+
+def module_taint(module) -> dict[str, frozenset[str]]:
+    """The tainted registers of every function of ``module``, followed through calls.
+
+    One flow graph over ``(function, name)`` nodes: registers, and ``.param`` variables
+    (a function's formal and return parameters, call-scope variables). ``st.param`` flows a
+    register into a variable, ``ld.param`` a variable into a register; a call flows each
+    argument into the callee's formal parameter and the callee's return parameter into the
+    caller's variable (or register, for ``.reg`` parameters). Sources are loads of mutable
+    memory, and the formal parameters of device functions no call in the module reaches
+    (another module may call them with anything).
+    """
+    cached = _MODULE_TAINT.get(id(module))
+    if cached is not None and cached[0] is module:
+        return cached[1]
+    functions = {f.name: f for f in module.functions if f.body is not None}
+    tainted: set = set()
+    flows: list = []
+    called: set[str] = set()
+    for f in functions.values():
+        for instr in f.instructions:
+            d = tuple((f.name, n) for n in defs(instr))
+            if instr.opcode == "call":
+                called.update(_call_flows(f, instr, functions, flows, tainted))
+                continue
+            if instr.opcode in ("ld", "ldu") and "param" in instr.modifiers:
+                base = _param_symbol(instr.operands[1] if len(instr.operands) > 1 else None)
+                if base is not None:
+                    flows.append((d, ((f.name, "param:" + base),)))
+                    continue
+            if instr.opcode == "st" and "param" in instr.modifiers:
+                base = _param_symbol(instr.operands[0] if instr.operands else None)
+                if base is not None:
+                    flows.append((((f.name, "param:" + base),),
+                                  tuple((f.name, n) for n in uses(instr))))
+                    continue
+            if _reads_mutable_memory(instr, True):
+                tainted.update(d)
+            else:
+                flows.append((d, tuple((f.name, n) for n in uses(instr))))
+    for f in functions.values():
+        if not f.is_kernel and f.name not in called:
+            tainted.update((f.name, _formal(p)) for p in f.params)
+    _close(tainted, flows)
+    result: dict[str, set[str]] = {name: set() for name in functions}
+    for fname, name in tainted:
+        if fname in result and not name.startswith("param:"):
+            result[fname].add(name)
+    frozen = {name: frozenset(names) for name, names in result.items()}
+    if len(_MODULE_TAINT) > 64:
+        _MODULE_TAINT.clear()
+    _MODULE_TAINT[id(module)] = (module, frozen)
+    return frozen
+
+
+def _formal(param) -> str:
+    return param.name if param.space == "reg" else "param:" + param.name
+
+
+def _param_symbol(operand) -> str | None:
+    from kernelcheck.ir.nodes import Address, Symbol
+
+    if type(operand) is Address and type(operand.base) is Symbol:
+        return operand.base.name
+    return None
+
+
+def _call_flows(f: Function, instr, functions: dict, flows: list, tainted: set) -> set[str]:
+    """Flows of one ``call``: arguments into the callee, its return into the caller."""
+    from kernelcheck.ir.nodes import ParenList, Register, Symbol
+
+    operands = list(instr.operands)
+    rets = operands.pop(0).elements if operands and type(operands[0]) is ParenList else ()
+    if not operands or type(operands[0]) is not Symbol:
+        return set()
+    callee = functions.get(operands[0].name)
+    args = operands[1].elements if len(operands) > 1 and type(operands[1]) is ParenList else ()
+
+    def node(operand):
+        if type(operand) is Register:
+            return (f.name, operand.name)
+        if type(operand) is Symbol:
+            return (f.name, "param:" + operand.name)
+        return None
+
+    if callee is None:
+        # No body here: whatever it returns may come from memory.
+        tainted.update(n for n in map(node, rets) if n is not None)
+        return set()
+    for formal, arg in zip(callee.params, args, strict=False):
+        source = node(arg)
+        if source is not None:
+            flows.append((((callee.name, _formal(formal)),), (source,)))
+    for formal, ret in zip(callee.return_params, rets, strict=False):
+        target = node(ret)
+        if target is not None:
+            flows.append(((target,), ((callee.name, _formal(formal)),)))
+    return {callee.name}
 
 
 def used_registers(function: Function) -> frozenset[str]:

@@ -6,9 +6,10 @@ the elements in them unspecified ("the mapping of matrix elements into fragments
 unspecified", 9.7.14.4.1), so a program can only load, operate element-wise, multiply and
 store fragments. The emulator uses its own layout: slot ``s = lane * n + i`` (element ``i``
 of the ``n`` a lane holds) carries element ``s mod E`` of the ``E``-element matrix in
-row-major order; where the fragment has more slots than the matrix has elements (A and B
-of m16n16k16 hold each element twice) the copies are equal after a load and every
-element-wise operation keeps them so. ``wmma.mma`` reads the first copy, computes each dot
+row-major order; where the fragment has more slots than the matrix has elements (.f16 A and
+B of m16n16k16 hold each element twice, A of m8n32k16 and B of m32n8k16 four times; .bf16
+fragments hold each element once) the copies are equal after a load and every element-wise
+operation keeps them so. ``wmma.mma`` reads the first copy, computes each dot
 product in float64 and rounds once to the accumulator type, like ``mma``.
 
 Memory: element (r, c) of a matrix is at ``p + (r * stride + c) * size`` for ``.row`` and
@@ -62,10 +63,18 @@ class _Fragment:
         self.rows, self.cols = _dims(which, *_SHAPES[shape])
         self.etype = etype
         self.size = 4 if etype == "f32" else 2
-        # Registers per lane the ISA gives: 16 halves for A/B (8 .b32), 8 elements for C/D.
-        self.slots = 16 if which in ("a", "b") else 8
-        self.regs = self.slots if etype == "f32" else self.slots // 2
         self.count = self.rows * self.cols
+        # Registers per lane the ISA gives (9.7.14.4.1): .f16 A/B eight .f16x2 (16 halves),
+        # C/D eight elements; a .bf16 A/B fragment holds the matrix once: "four .b32
+        # registers" for A and B of m16n16k16, two for the 128 elements of A of m8n32k16 (B
+        # of m32n8k16), eight for the 512 of B of m8n32k16 (A of m32n8k16).
+        if which not in ("a", "b"):
+            self.slots = 8
+        elif etype == "bf16":
+            self.slots = self.count // 32
+        else:
+            self.slots = 16
+        self.regs = self.slots if etype == "f32" else self.slots // 2
         self.row_major = "row" in instr.modifiers
 
 
@@ -164,7 +173,10 @@ def _mma(instr, cx):
     gc = [cx.src(e, "b32") for e in _elements(c_op)]
     puts = [cx.dst(e, "b32") for e in _elements(d_op)]
     regs = {"f16": 4, "f32": 8}
-    if len(ga) != 8 or len(gb) != 8 or len(gc) != regs[ctype] or len(puts) != regs[dtype]:
+    # A and B registers per lane (9.7.14.4.1): eight .f16x2; .bf16 as many as hold the matrix
+    # once, two elements per register.
+    ra, rb = (8, 8) if atype == "f16" else (m * k // 64, k * n // 64)
+    if len(ga) != ra or len(gb) != rb or len(gc) != regs[ctype] or len(puts) != regs[dtype]:
         raise cx.unsupported(f"operand counts of '{instr.full_opcode}'")
     # The layouts (.row/.col) of A and B only matter to the loads: the emulator's fragments
     # hold the matrices in row-major order whatever the layout they were loaded from.

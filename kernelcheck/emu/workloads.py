@@ -197,6 +197,10 @@ _inplace("inplace_add_one", "a", F32, lambda a, p: a + F32(1))
 _inplace("inplace_scale", "a", F32, lambda a, p: a * F32(p["s"]))
 _inplace("_ZN2kc19scale_shift_inplaceEPfffi", "a", F32,
          lambda a, p: a * F32(p["s"]) + F32(p["t"]))
+# inline_asm.cu: a[i] + 1 in inline PTX blocks with shadowing scoped registers.
+_inplace("asm_shadow_rmw", "a", U32, lambda a, p: a + U32(1))
+_inplace("asm_guarded_increment", "a", U32, lambda a, p: a + U32(1))
+_reg_map("asm_shadow_disjoint", "out", ["in"], U32, lambda a, p, k: a + U32(1))
 
 
 def _two_in_place(name, y, x, dtype, fn, **kw):
@@ -839,6 +843,171 @@ def _top_byte(x, p, g, b):
 
 
 _w("top_byte_inplace", lambda p, g, b: [Buffer("w", U32, 0, p["n"], output=True)], _top_byte)
+
+
+# ---------------------------------------------------------------- tensor_lists.cu
+#: Tables of TensorListMeta<L> (fixtures/src/tensor_lists.cu): L -> tensors per list.
+_TL_TENSORS = {2: 8, 4: 6}
+_TL_CHUNK = 512
+
+
+def _at(p, name, offset, size, signed=False):
+    """A field of the by-value struct ``name``; fields an instance leaves out are zero."""
+    for off, sz, value in p[name]:
+        if off == offset and sz == size:
+            value = int(value) & ((1 << 8 * size) - 1)
+            if signed and value >> (8 * size - 1):
+                value -= 1 << 8 * size
+            return value
+    return 0
+
+
+def _tl_chunks(p, g, lists):
+    """Per tensor, the element ranges [lo, hi) the blocks of the grid take: block b works on
+    tensor block_to_tensor[b], elements [512c, min(numel, 512c + 512)), c = block_to_chunk[b]."""
+    tensors = _TL_TENSORS[lists]
+    numel_at = 8 * lists * tensors
+    to_tensor = numel_at + 8 * tensors
+    out: dict[int, list] = {}
+    for b in range(g[0]):
+        t = _at(p, "meta", to_tensor + b, 1)
+        c = _at(p, "meta", to_tensor + 32 + 4 * b, 4, signed=True)
+        lo = c * _TL_CHUNK
+        hi = min(_at(p, "meta", numel_at + 8 * t, 8, signed=True), lo + _TL_CHUNK)
+        if hi > lo:
+            out.setdefault(t, []).append((lo, hi))
+    return out
+
+
+def _tl_buffers(lists, outputs):
+    """Buffers of a foreach kernel over ``lists`` lists; ``outputs`` the lists written."""
+    def buffers(p, g, b):
+        tensors = _TL_TENSORS[lists]
+        out = []
+        for t, ranges in sorted(_tl_chunks(p, g, lists).items()):
+            lo, hi = min(r[0] for r in ranges), max(r[1] for r in ranges)
+            for k in range(lists):
+                out.append(Buffer(("meta", 8 * (k * tensors + t)), F32, lo, hi,
+                                  output=k in outputs))
+        return out
+    return buffers
+
+
+def _tl_apply(lists, fn):
+    """Reference of a foreach kernel: ``fn(views)`` updates the chunk views of one block."""
+    def reference(x, p, g, b):
+        tensors = _TL_TENSORS[lists]
+        new = {}
+        for t, ranges in _tl_chunks(p, g, lists).items():
+            keys = [("meta", 8 * (k * tensors + t)) for k in range(lists)]
+            for key in keys:
+                new.setdefault(key, x[key].copy())
+            shift = x["_offset"][keys[0]]
+            for lo, hi in ranges:
+                fn([new[key][lo + shift:hi + shift] if key in new else None for key in keys],
+                   [x[key][lo + shift:hi + shift] for key in keys], p)
+        return new
+    return reference
+
+
+def _negate(out, inp, p):
+    out[1][:] = -inp[0]
+
+
+def _add_in_place(out, inp, p):
+    out[0][:] = inp[0] + F32(p["alpha"]) * inp[1]
+
+
+_w("_Z14apply_to_listsI14TensorListMetaILi2EE13NegateFunctorJEEvT_T0_DpT1_",
+   _tl_buffers(2, (1,)), _tl_apply(2, _negate))
+_w("_Z14apply_to_listsI14TensorListMetaILi2EE17AddInPlaceFunctorJfEEvT_T0_DpT1_",
+   _tl_buffers(2, (0,)), _tl_apply(2, _add_in_place), rtol=1e-5, atol=1e-5)
+def _adamw(out, inp, p):
+    f = {k: F64(np.float32(p[k])) for k in ("lr", "beta1", "beta2", "eps", "weight_decay",
+                                             "bias1", "bias2")}
+    param, grad, m, v = (x.astype(F64) for x in inp)
+    param = param - f["lr"] * f["weight_decay"] * param
+    m = f["beta1"] * m + (1 - f["beta1"]) * grad
+    v = f["beta2"] * v + (1 - f["beta2"]) * grad * grad
+    with np.errstate(invalid="ignore"):
+        param = param - f["lr"] * (m / f["bias1"]) / (np.sqrt(v / f["bias2"]) + f["eps"])
+    out[0][:], out[2][:], out[3][:] = param, m, v
+
+
+_w("_Z14apply_to_listsI14TensorListMetaILi4EE12AdamWFunctorJfffffffEEvT_T0_DpT1_",
+   _tl_buffers(4, (0, 2, 3)), _tl_apply(4, _adamw), rtol=1e-4, atol=1e-5)
+
+
+def _gemm_extent(p, g, b):
+    rows = max(0, min(p["m"], g[1] * b[1]))
+    cols = max(0, min(p["n"], g[0] * b[0]))
+    return rows, cols, max(p["k"], 0)
+
+
+def _gemm_buffers(p, g, b):
+    rows, cols, k = _gemm_extent(p, g, b)
+    if not rows or not cols:
+        return []
+    out = []
+    for z in range(min(g[2], 4)):
+        if k:
+            out.append(Buffer(("ptrs", 8 * z), F32, 0, (rows - 1) * p["lda"] + k))
+            out.append(Buffer(("ptrs", 32 + 8 * z), F32, 0, (k - 1) * p["ldb"] + cols))
+        out.append(Buffer(("ptrs", 64 + 8 * z), F32, 0, (rows - 1) * p["ldc"] + cols,
+                          output=True))
+    return out
+
+
+def _gemm_reference(x, p, g, b):
+    rows, cols, k = _gemm_extent(p, g, b)
+    new = {}
+    for z in range(min(g[2], 4) if rows and cols else 0):
+        c = x[("ptrs", 64 + 8 * z)].astype(F64)
+        for r in range(rows):
+            for j in range(cols):
+                acc = 0.0
+                for q in range(k):
+                    acc += float(x[("ptrs", 8 * z)][r * p["lda"] + q]) * float(
+                        x[("ptrs", 32 + 8 * z)][q * p["ldb"] + j])
+                c[r * p["ldc"] + j] = acc
+        new[("ptrs", 64 + 8 * z)] = c
+    return new
+
+
+_w("gemm_batched_pointers", _gemm_buffers, _gemm_reference, rtol=1e-4, atol=1e-4)
+
+
+def _copy_tasks_buffers(p, g, b):
+    out = []
+    for y in range(min(g[1], 4)):
+        n = max(0, min(_at(p, "tasks", 24 * y + 16, 4, signed=True), g[0] * b[0]))
+        if n:
+            out.append(Buffer(("tasks", 24 * y + 8), F32, 0, n, output=True))
+            out.append(Buffer(("tasks", 24 * y), F32, 0, n))
+    return out
+
+
+def _copy_tasks(x, p, g, b):
+    return {buf.pointer: x[(buf.pointer[0], buf.pointer[1] - 8)]
+            for buf in _copy_tasks_buffers(p, g, b) if buf.output}
+
+
+_w("copy_tasks", _copy_tasks_buffers, _copy_tasks)
+
+
+def _axpy_count(p, g, b):
+    return max(0, min(_at(p, "args", 28, 4, signed=True), _threads(g, b)))
+
+
+def _axpy_struct(x, p, g, b):
+    a = np.array([_at(p, "args", 24, 4)], dtype=U32).view(F32)[0]
+    return {("args", 16): a * x[("args", 0)] + x[("args", 8)]}
+
+
+_w("axpy_struct_args",
+   lambda p, g, b: [Buffer(("args", 16), F32, 0, _axpy_count(p, g, b), output=True),
+                    Buffer(("args", 0), F32, 0, _axpy_count(p, g, b)),
+                    Buffer(("args", 8), F32, 0, _axpy_count(p, g, b))], _axpy_struct)
 
 
 # ---------------------------------------------------------------- Triton

@@ -45,6 +45,7 @@ __all__ = [
     "Pragma",
     "CallPrototype",
     "BranchTargets",
+    "CallTargets",
     "Statement",
     "Param",
     "BasicBlock",
@@ -54,6 +55,7 @@ __all__ = [
     "UnknownDirective",
     "Module",
     "TERMINATOR_OPCODES",
+    "VECTOR_ELEMENTS",
     "type_size",
 ]
 
@@ -350,20 +352,39 @@ class ScopeClose:
     """A closing brace of a nested scope inside a function body."""
 
 
+#: The element names of a vector register, by vector width (PTX ISA 6.4.3: ``.x .y .z .w``;
+#: the color names ``.r .g .b .a`` are read as these).
+VECTOR_ELEMENTS = {"v2": ("x", "y"), "v4": ("x", "y", "z", "w")}
+
+
 @dataclass(frozen=True, slots=True)
 class RegisterDecl:
-    """``.reg .b32 %r<5>;`` (``count=5``) or ``.reg .pred p, q;`` (``names``)."""
+    """``.reg .b32 %r<5>;`` (``count=5``) or ``.reg .pred p, q;`` (``names``).
+
+    A vector declaration (``.reg .v4 .u16 v;``, ``vector="v4"``) declares one scalar register
+    per element, named ``v.x``, ``v.y``, ``v.z``, ``v.w``: the IR has no vector registers, and
+    a whole-vector operand is a :class:`VectorOperand` of those scalars.
+    """
 
     type: str
     names: tuple[str, ...]
     count: int | None = None
     vector: str | None = None
+    pos: SourcePos | None = field(default=None, compare=False, repr=False)
 
-    def iter_register_names(self) -> tuple[str, ...]:
-        """Every register name declared, with ``%r<3>`` expanded to ``%r0, %r1, %r2``."""
+    def iter_base_names(self) -> tuple[str, ...]:
+        """The names as declared, with ``%r<3>`` expanded to ``%r0, %r1, %r2``."""
         if self.count is None:
             return self.names
         return tuple(f"{self.names[0]}{k}" for k in range(self.count))
+
+    def iter_register_names(self) -> tuple[str, ...]:
+        """Every scalar register declared: ranges expanded, vectors as their elements."""
+        names = self.iter_base_names()
+        if self.vector is None:
+            return names
+        elements = VECTOR_ELEMENTS.get(self.vector, ())
+        return tuple(f"{name}.{e}" for name in names for e in elements)
 
 
 @dataclass(frozen=True, slots=True)
@@ -383,6 +404,7 @@ class VariableDecl:
     initializer: tuple[Operand, ...] | None = None
     attributes: tuple[str, ...] = ()
     vector: str | None = None
+    pos: SourcePos | None = field(default=None, compare=False, repr=False)
 
     @property
     def element_size(self) -> int:
@@ -427,6 +449,14 @@ class BranchTargets:
     labels: tuple[str, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class CallTargets:
+    """``Ftgt: .calltargets f, g;``, the functions an indirect ``call`` may reach."""
+
+    name: str
+    functions: tuple[str, ...]
+
+
 Statement = (
     Instruction
     | Label
@@ -437,6 +467,7 @@ Statement = (
     | Pragma
     | CallPrototype
     | BranchTargets
+    | CallTargets
 )
 
 
@@ -539,8 +570,16 @@ class Function:
 
     @cached_property
     def register_types(self) -> dict[str, str]:
-        """Declared type of every register name (``%r<3>`` expanded)."""
+        """Declared type of every register name (``%r<3>`` expanded, vector registers as
+        their elements, ``.reg`` parameters included)."""
         types: dict[str, str] = {}
+        for param in self.return_params + self.params:
+            if param.space == "reg":
+                if param.vector:
+                    for e in VECTOR_ELEMENTS.get(param.vector, ()):
+                        types[f"{param.name}.{e}"] = param.type
+                else:
+                    types[param.name] = param.type
         for decl in self.register_decls:
             for name in decl.iter_register_names():
                 types[name] = decl.type
@@ -668,6 +707,7 @@ _TYPE_SIZES = {
     "pred": 1,
     "b8": 1, "s8": 1, "u8": 1,
     "b16": 2, "s16": 2, "u16": 2, "f16": 2, "bf16": 2, "e4m3": 1, "e5m2": 1,
+    "e4m3x2": 2, "e5m2x2": 2, "e2m3x2": 2, "e3m2x2": 2, "e2m1x2": 1, "ue8m0x2": 2,
     "b32": 4, "s32": 4, "u32": 4, "f32": 4, "f16x2": 4, "bf16x2": 4, "tf32": 4,
     "b64": 8, "s64": 8, "u64": 8, "f64": 8,
     "b128": 16,

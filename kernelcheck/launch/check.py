@@ -17,17 +17,23 @@ and the grid and block dimensions. It holds:
   ``[(0, 0)]`` once they are false for the instance, when the access cannot run) and the
   *residue bits* ``m``: the address is congruent to its affine form modulo ``2**m`` whatever
   wraps occur (0: no such claim).
+  An access may also name an *expansion*: the slot of a ``TVAR`` record of ``%ctaid.x``,
+  ``.y`` or ``.z`` (``expand_slot``). Its byte set is then computed once per block index
+  along that dimension, with that slot held at the one index, and the union of those sets
+  is its byte set (see :mod:`kernelcheck.launch.evaluate`): an access through a pointer the
+  block reads from a table in the parameter buffer (``PARAMX``) is one range per block.
 * ``pairs``: (write, read) access indices whose byte sets may overlap.
 * ``not_proven``: when non-empty, every instance is ``not_proven`` for that reason.
 
 Binary layout (little-endian, no pointers, fixed-size records), read by the C shim::
 
-    header   8s  magic b"KCLCHK\\0\\3"          (format version 3 in the last byte)
+    header   8s  magic b"KCLCHK\\0\\4"          (format version 4 in the last byte)
              u32 n_program  u32 n_accesses  u32 n_pairs  u32 flags (bit 0: not_proven)
     program  n_program  x 5 x i64: op, a, b, c, d
-    accesses n_accesses x 18 x i64: kind, width, addr_slot, base_offset, base_size,
+    accesses n_accesses x 19 x i64: kind, width, addr_slot, base_offset, base_size,
              indirect, const_slot, n_atoms, coef0, atom0, coef1, atom1, coef2, atom2,
-             coef3, atom3, guard_slot, residue_bits   (unused pairs and slots are -1)
+             coef3, atom3, guard_slot, residue_bits, expand_slot
+             (unused pairs and slots are -1)
     pairs    n_pairs    x 2 x i32: write_index, read_index
 
 All slot references point to earlier records; -1 means "none".
@@ -51,6 +57,12 @@ Version history:
   ``a``'s set, or the empty set when the guard slot ``b`` is false: a value ``selp``
   picks only under a condition). ``base_offset`` is now -1 for an access whose allocation
   may not bound it; ``indirect`` is 2 for an access inside a module variable.
+* 4: access records grow to 19 fields: ``expand_slot`` (the ``TVAR`` slot of a block index
+  the access is expanded over, or -1). New op ``PARAMX`` (25: ``a`` the slot of a byte
+  offset into the parameter buffer, ``b`` the size, 1 to 8 bytes: the unsigned values
+  stored at every offset ``a`` may take; invalid when one of them lies outside the
+  buffer). Readers of version 3 refuse version 4 rows by the magic, and version 4 readers
+  refuse version 3 rows (an instance of such a row is ``not_proven``).
 """
 
 from __future__ import annotations
@@ -62,11 +74,11 @@ from dataclasses import dataclass, field
 __all__ = [
     "FORMAT_VERSION", "LaunchCheck", "AccessRecord", "OPS", "READ", "WRITE", "ATOMIC_OK",
     "ATOMIC_BAD", "DIM_NAMES", "TVAR_NAMES", "MAX_ATOMS", "TRIP_MODES", "CMP_NAMES",
-    "IN_MODULE",
+    "IN_MODULE", "EXPAND_TVARS", "slot_refs",
 ]
 
-FORMAT_VERSION = 3
-_MAGIC = b"KCLCHK\x00\x03"
+FORMAT_VERSION = 4
+_MAGIC = b"KCLCHK\x00\x04"
 #: Loop-test modes of ``TRIPMAX`` records (bits 9-10 of ``d``).
 TRIP_MODES = ("lt", "gt", "ne")
 
@@ -91,6 +103,7 @@ OPS = {
     "POW2": 22,    # a = slot of a shift amount, b = width: 2**min(a, b)
     "SHRV": 23,    # a = value slot, b = amount slot, c = width: floor(a / 2**min(b, c))
     "GATE": 24,    # a = value slot, b = guard slot: a's set, or empty once b is false
+    "PARAMX": 25,  # a = slot of a byte offset, b = size: the buffer's values at a
 }
 #: Comparisons of ``CMP`` records (``c``), over already wrapped operands.
 CMP_NAMES = ("lt", "le", "gt", "ge", "eq", "ne")
@@ -98,6 +111,8 @@ DIM_NAMES = ("%ntid.x", "%ntid.y", "%ntid.z", "%nctaid.x", "%nctaid.y", "%nctaid
 TVAR_NAMES = ("%tid.x", "%tid.y", "%tid.z", "%ctaid.x", "%ctaid.y", "%ctaid.z", "%laneid")
 
 READ, WRITE, ATOMIC_OK, ATOMIC_BAD = 0, 1, 2, 3
+#: Dimensions an access may be expanded over: the ``TVAR`` indices of ``%ctaid.x/y/z``.
+EXPAND_TVARS = (3, 4, 5)
 #: ``AccessRecord.indirect`` of an access inside a module-scope ``.global`` variable: its
 #: bytes are unknown, but outside every allocation of the allocation table.
 IN_MODULE = 2
@@ -105,6 +120,22 @@ IN_MODULE = 2
 #: (coefficient, atom) pairs an access record can hold in the binary form.
 MAX_ATOMS = 4
 _KIND_NAMES = ("read", "write", "atomic_idempotent", "atomic_non_idempotent")
+
+
+_REFS = {5: "ab", 6: "ab", 7: "a", 8: "ab", 9: "ab", 10: "ab", 11: "ab", 12: "ab", 13: "a",
+         14: "ab", 15: "ab", 16: "ab", 17: "abc", 18: "a", 19: "abc", 20: "ab", 21: "ab",
+         22: "a", 23: "ab", 24: "ab", 25: "a"}
+
+
+def slot_refs(record) -> tuple[int, ...]:
+    """The slots a program record reads (``-1``, "none", left out).
+
+    >>> slot_refs((OPS["ADD"], 3, 4, 0, 0))
+    (3, 4)
+    """
+    op, a, b, c, _ = record
+    fields = {"a": a, "b": b, "c": c}
+    return tuple(fields[f] for f in _REFS.get(op, "") if fields[f] >= 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,20 +153,22 @@ class AccessRecord:
     label: str = ""
     guard_slot: int = -1
     residue_bits: int = 0
+    expand_slot: int = -1
 
     def to_json(self) -> dict:
         return {"kind": _KIND_NAMES[self.kind], "width": self.width, "addr": self.addr_slot,
                 "base_offset": self.base_offset, "base_size": self.base_size,
                 "indirect": self.indirect, "const": self.const_slot,
                 "atoms": [list(a) for a in self.atoms], "label": self.label,
-                "guard": self.guard_slot, "residue_bits": self.residue_bits}
+                "guard": self.guard_slot, "residue_bits": self.residue_bits,
+                "expand": self.expand_slot}
 
     @classmethod
     def from_json(cls, data: dict) -> AccessRecord:
         return cls(_KIND_NAMES.index(data["kind"]), data["width"], data["addr"],
                    data["base_offset"], data["base_size"], data["indirect"], data["const"],
                    tuple(tuple(a) for a in data["atoms"]), data.get("label", ""),
-                   data["guard"], data["residue_bits"])
+                   data["guard"], data["residue_bits"], data["expand"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,9 +217,9 @@ class LaunchCheck:
                                  f"binary form holds at most {MAX_ATOMS}")
             atoms = list(a.atoms) + [(-1, -1)] * (MAX_ATOMS - len(a.atoms))
             flat = [x for pair in atoms for x in pair]
-            out.append(struct.pack("<18q", a.kind, a.width, a.addr_slot, a.base_offset,
+            out.append(struct.pack("<19q", a.kind, a.width, a.addr_slot, a.base_offset,
                                    a.base_size, int(a.indirect), a.const_slot, len(a.atoms),
-                                   *flat, a.guard_slot, a.residue_bits))
+                                   *flat, a.guard_slot, a.residue_bits, a.expand_slot))
         for w, r in self.pairs:
             out.append(struct.pack("<2i", w, r))
         return b"".join(out)
@@ -205,11 +238,11 @@ class LaunchCheck:
             pos += 40
         accesses = []
         for _ in range(n_acc):
-            f = struct.unpack_from("<18q", data, pos)
-            pos += 144
+            f = struct.unpack_from("<19q", data, pos)
+            pos += 152
             atoms = tuple((f[8 + 2 * k], f[9 + 2 * k]) for k in range(f[7]))
             accesses.append(AccessRecord(f[0], f[1], f[2], f[3], f[4], f[5], f[6],
-                                         atoms, "", f[16], f[17]))
+                                         atoms, "", f[16], f[17], f[18]))
         pairs = []
         for _ in range(n_pairs):
             pairs.append(struct.unpack_from("<2i", data, pos))

@@ -195,11 +195,14 @@ def compiled_source(check: LaunchCheck) -> str | None:
     Slots whose value is one point for the whole launch (constants, parameters, launch
     dimensions and arithmetic on them) are held as one int ``v<k>``; the others as a range
     ``l<k>``, ``h<k>``. Only the slots the verdict reads are computed. Checks with indirect
-    accesses (their byte sets come from the allocation table), non-idempotent atomics or
-    unbounded loops have no fast path.
+    accesses (their byte sets come from the allocation table), expanded accesses or
+    parameter-table reads (``PARAMX``), non-idempotent atomics or unbounded loops have no
+    fast path.
     """
-    if check.not_proven or any(a.indirect for a in check.accesses):
+    if check.not_proven or any(a.indirect or a.expand_slot >= 0 for a in check.accesses):
         return None
+    if any(op == 25 for op, *_ in check.program):
+        return None  # PARAMX: sets of values read from the buffer, the general evaluator
     bad_atomics = [k for k, a in enumerate(check.accesses) if a.kind == ATOMIC_BAD]
     if len(bad_atomics) > 1 or (bad_atomics and check.pairs):
         # The clobbered set then joins several atomics and pairs: the general evaluator.

@@ -26,11 +26,17 @@ from math import gcd
 from typing import NamedTuple
 
 from kernelcheck.analysis.intervals import IntervalSet
-from kernelcheck.launch.check import ATOMIC_BAD, IN_MODULE, LaunchCheck
+from kernelcheck.launch.check import (
+    ATOMIC_BAD,
+    EXPAND_TVARS,
+    IN_MODULE,
+    LaunchCheck,
+    slot_refs,
+)
 
 __all__ = ["InstanceVerdict", "evaluate", "evaluate_general", "compile_check",
-           "lattice_may_overlap", "residue_disjoint_at_launch",
-           "pack_params"]
+           "lattice_may_overlap", "residue_disjoint_at_launch", "expanded_byte_sets",
+           "pack_params", "EXPAND_MAX", "PARAMX_SPAN"]
 
 INF = 1 << 256
 _BUDGET = 4096
@@ -95,67 +101,108 @@ def _run(program, params: bytes, grid, block):
     A thread-dependent value can be one point too (one thread, a narrowed range): folding
     it is not the identity, and the form's value would differ from the address.
     """
+    vals, exact, _ = _run_all(program, params, grid, block)
+    return vals, exact
+
+
+def _run_all(program, params: bytes, grid, block):
+    """:func:`_run`, also returning ``fixed``: per slot, computed from parameters,
+    dimensions and constants only."""
     dims = (block[0], block[1], block[2], grid[0], grid[1], grid[2])
     vals: list = []
     exact: list = []
-    fixed: list = []  # per slot: computed from parameters, dimensions and constants only
-    for op, a, b, c, d in program:
-        ex = True
-        if op in (0, 1, 2):
-            fixed.append(True)
-        elif op in (3, 4, 10, 18):
-            fixed.append(False)
-        elif op in (13, 17, 20, 22, 7):
-            fixed.append(fixed[a])
-        elif op == 19:
-            fixed.append(fixed[a] and fixed[b] and fixed[c])
-        else:
-            fixed.append(fixed[a] and fixed[b])
-        if op == 0:
-            v = [(c, c)]
-        elif op == 1:
-            x = int.from_bytes(params[a:a + b], "little")
-            v = [(x, x)]
-        elif op == 2:
-            v = [(dims[a], dims[a])]
-        elif op == 3:
-            top = 31 if a == 6 else (block[a] if a < 3 else grid[a - 3]) - 1
-            v = [(0, top)] if top >= 0 else []
-        elif op == 4:
-            v = [(0, (1 << a) - 1)]
-        elif op == 7:
-            v, ex = _wrap(vals[a], b, c)
-            ex = (ex or fixed[a]) and exact[a]
-        elif op == 17:
-            v = _bound(vals[a], vals[b] if b >= 0 else None, vals[c] if c >= 0 else None)
-            ex = exact[a]
-        elif op == 13:
-            v = _shr(vals[a], b)
-            ex = exact[a]
-        elif op == 18:
-            v = [(0, INF)] if a < 0 else vals[a]
-        elif op == 19:
-            v = _tripmax(vals[a], vals[b], vals[c], d & 0xFF, bool((d >> 8) & 1), d >> 9)
-        elif op == 20:
-            v = _neq(vals[a], vals[b])
-            ex = exact[a]
-        elif op == 21:
-            v = _cmp(vals[a], vals[b], c)
-        elif op == 22:
-            v = _pow2(vals[a], b)
-            ex = exact[a]
-        elif op == 23:
-            v = _shrv(vals[a], vals[b], c)
-            ex = exact[a] and exact[b]
-        elif op == 24:
-            v = [] if _cannot_run(vals, b) else vals[a]
-            ex = exact[a]
-        else:
-            v = _binary(op, vals[a], vals[b])
-            ex = exact[a] and exact[b]
+    fixed: list = []
+    for record in program:
+        v, ex, fx = _step(record, vals, exact, fixed, params, dims, grid, block)
         vals.append(v)
         exact.append(ex)
-    return vals, exact
+        fixed.append(fx)
+    return vals, exact, fixed
+
+
+def _step(record, vals, exact, fixed, params, dims, grid, block):
+    """``(value, exact, fixed)`` of one program record over the slots before it."""
+    op, a, b, c, d = record
+    ex = True
+    if op in (0, 1, 2):
+        fx = True
+    elif op in (3, 4, 10, 18):
+        fx = False
+    elif op in (13, 17, 20, 22, 7, 25):
+        fx = fixed[a]
+    elif op == 19:
+        fx = fixed[a] and fixed[b] and fixed[c]
+    else:
+        fx = fixed[a] and fixed[b]
+    if op == 0:
+        v = [(c, c)]
+    elif op == 1:
+        x = int.from_bytes(params[a:a + b], "little")
+        v = [(x, x)]
+    elif op == 2:
+        v = [(dims[a], dims[a])]
+    elif op == 3:
+        top = 31 if a == 6 else (block[a] if a < 3 else grid[a - 3]) - 1
+        v = [(0, top)] if top >= 0 else []
+    elif op == 4:
+        v = [(0, (1 << a) - 1)]
+    elif op == 7:
+        v, ex = _wrap(vals[a], b, c)
+        ex = (ex or fixed[a]) and exact[a]
+    elif op == 17:
+        v = _bound(vals[a], vals[b] if b >= 0 else None, vals[c] if c >= 0 else None)
+        ex = exact[a]
+    elif op == 13:
+        v = _shr(vals[a], b)
+        ex = exact[a]
+    elif op == 18:
+        v = [(0, INF)] if a < 0 else vals[a]
+    elif op == 19:
+        v = _tripmax(vals[a], vals[b], vals[c], d & 0xFF, bool((d >> 8) & 1), d >> 9)
+    elif op == 20:
+        v = _neq(vals[a], vals[b])
+        ex = exact[a]
+    elif op == 21:
+        v = _cmp(vals[a], vals[b], c)
+    elif op == 22:
+        v = _pow2(vals[a], b)
+        ex = exact[a]
+    elif op == 23:
+        v = _shrv(vals[a], vals[b], c)
+        ex = exact[a] and exact[b]
+    elif op == 24:
+        v = [] if _cannot_run(vals, b) else vals[a]
+        ex = exact[a]
+    elif op == 25:
+        v = _paramx(vals[a], b, params)
+        ex = exact[a]
+    else:
+        v = _binary(op, vals[a], vals[b])
+        ex = exact[a] and exact[b]
+    return v, ex, fx
+
+
+#: The most parameter-buffer offsets a ``PARAMX`` record reads one by one; a wider offset
+#: range gives every value of the width (a superset of what any of those offsets holds).
+PARAMX_SPAN = 1024
+
+
+def _paramx(offsets, size, params):
+    """The values of ``size`` bytes of ``params`` at every offset in ``offsets``.
+
+    Invalid when some offset of the range is outside the buffer: what the kernel reads
+    there is not known (the table entries cannot be read exactly).
+    """
+    if offsets is None or not offsets:
+        return offsets
+    lo, hi = _hull(offsets)
+    if lo < 0 or hi + size > len(params):
+        return None
+    if sum(h - lo_ + 1 for lo_, h in offsets) > PARAMX_SPAN:
+        return [(0, (1 << (8 * size)) - 1)]
+    seen = sorted({int.from_bytes(params[o:o + size], "little")
+                   for lo_, h in offsets for o in range(lo_, h + 1)})
+    return _norm([(x, x) for x in seen])
 
 
 def _wrap(v, bits, signed):
@@ -540,6 +587,73 @@ def _byte_set(check: LaunchCheck, k: int, vals, params: bytes, allocations):
     return IntervalSet((lo, hi + a.width) for lo, hi in v)
 
 
+#: The most block indices an access is expanded over (``expand_slot``); in a larger grid
+#: its byte set is computed once over all of them, as for any other access (a superset).
+EXPAND_MAX = 4096
+
+
+def _cone(program, slot: int) -> list[int]:
+    """The slots after ``slot`` computed from it (directly or not), in program order."""
+    dependent = {slot}
+    out = []
+    for k in range(slot + 1, len(program)):
+        if any(r in dependent for r in slot_refs(program[k])):
+            dependent.add(k)
+            out.append(k)
+    return out
+
+
+def expanded_byte_sets(check: LaunchCheck, wanted, vals, exact, fixed, params: bytes, grid,
+                       block, allocations=None) -> dict:
+    """The byte sets of the accesses in ``wanted`` that name an expansion, by access index
+    (``None``: unknown); accesses without one, or over more than :data:`EXPAND_MAX` blocks,
+    are left out.
+
+    Soundness: every thread that runs the access has one block index ``b`` along the
+    expanded dimension. Re-running the slots computed from that ``TVAR`` with it held at
+    ``b`` (every other slot keeps its value over the whole launch) gives, by the same
+    interval rules as the whole program, a superset of the values each term takes in the
+    threads of the blocks with index ``b``: the bytes those threads may touch. The union
+    over every ``b`` of the grid covers every thread. A ``PARAMX`` record whose offsets
+    are then one point reads exactly the entry the block's threads read (a table of
+    pointers and sizes in the parameter buffer becomes one pointer and one size per
+    block); an entry that cannot be read exactly (an offset outside the buffer) makes the
+    value invalid and the byte set unknown.
+    """
+    dims = (block[0], block[1], block[2], grid[0], grid[1], grid[2])
+    groups: dict[int, list[int]] = {}
+    for k in sorted(wanted):
+        slot = check.accesses[k].expand_slot
+        if 0 <= slot < len(check.program) and check.program[slot][0] == 3 and (
+                check.program[slot][1] in EXPAND_TVARS):
+            groups.setdefault(slot, []).append(k)
+    out: dict = {}
+    for slot, ks in groups.items():
+        count = dims[check.program[slot][1]]
+        if count > EXPAND_MAX:
+            continue
+        cone = _cone(check.program, slot)
+        pv, pe, pf = list(vals), list(exact), list(fixed)
+        ranges: dict[int, list] = {k: [] for k in ks}
+        unknown: set[int] = set()
+        for index in range(count):
+            pv[slot] = [(index, index)]
+            for j in cone:
+                pv[j], pe[j], pf[j] = _step(check.program[j], pv, pe, pf, params, dims, grid,
+                                            block)
+            for k in ks:
+                if k in unknown:
+                    continue
+                got = _byte_set(check, k, pv, params, allocations)
+                if got is None:
+                    unknown.add(k)
+                else:
+                    ranges[k].extend(got.ranges)
+        for k in ks:
+            out[k] = None if k in unknown else IntervalSet(ranges[k])
+    return out
+
+
 def evaluate(check: LaunchCheck, params: bytes, grid, block,
              allocations=None) -> InstanceVerdict:
     """Decide one instance of the kernel ``check`` was built for.
@@ -595,7 +709,11 @@ def evaluate_general(check: LaunchCheck, params: bytes, grid, block,
     block = tuple(block) + (1,) * (3 - len(block))
     if min(grid) <= 0 or min(block) <= 0:
         return InstanceVerdict("idempotent", "no_threads", "the launch has no threads")
-    vals, exact = _run(check.program, params, grid, block)
+    vals, exact, fixed = _run_all(check.program, params, grid, block)
+    wanted = {k for pair in check.pairs for k in pair} | {
+        k for k, a in enumerate(check.accesses) if a.kind == ATOMIC_BAD}
+    sets: dict = expanded_byte_sets(check, wanted, vals, exact, fixed, params, grid, block,
+                                    allocations)
     # Every non-idempotent atomic that may run: the verdict is settled, but the clobbered
     # set recovery saves must cover all of them and every overlapping pair too.
     atomic_detail = ""
@@ -606,13 +724,14 @@ def evaluate_general(check: LaunchCheck, params: bytes, grid, block,
             if v is not None and not v or _cannot_run(vals, a.guard_slot):
                 continue
             atomic_detail = atomic_detail or f"non-idempotent atomic {a.label} may execute"
-            where = _byte_set(check, k, vals, params, allocations)
+            if k not in sets:
+                sets[k] = _byte_set(check, k, vals, params, allocations)
+            where = sets[k]
             atomic_bytes = None if where is None or atomic_bytes is None else (
                 atomic_bytes | where)
     clobbered = IntervalSet()
     unknown = []
     first = ""
-    sets: dict = {}
     for w, r in check.pairs:
         for k in (w, r):
             if k not in sets:

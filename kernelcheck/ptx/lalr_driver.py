@@ -111,9 +111,10 @@ class LalrDriver:
         A parser built with ``parser="lalr"`` and the transformer whose callbacks build the
         result; only its tables, terminals and callbacks are used.
     raw_callbacks : dict, optional
-        Rule name -> callback taking the rule's children unfiltered (punctuation included
-        as plain strings, ``*`` repetitions as lark's expansion trees). For the hottest
-        rules, where lark's child filtering is measurable.
+        Rule alias or name -> callback taking the rule's children unfiltered (punctuation
+        included as plain strings, ``*`` repetitions as whatever the repetition rule's own
+        callback built). For the hottest rules, where lark's child filtering and its trees
+        for repetitions are measurable.
     """
 
     def __init__(self, lark: Lark, raw_callbacks: dict[str, Callable] | None = None) -> None:
@@ -126,15 +127,20 @@ class LalrDriver:
         self._actions: dict[int, dict[str, tuple[bool, object]]] = {}
         for state, actions in table.states.items():
             flat = {}
+            # Keys and rule names as plain strings: lark names symbols with its Token
+            # class, whose __eq__ is a Python call on every dictionary probe.
             for symbol, (action, arg) in actions.items():
                 if action is Shift:
-                    flat[symbol] = (True, arg)
+                    flat[str(symbol)] = (True, arg)
                 else:
                     callback = callbacks[arg]
-                    if raw_callbacks and arg.origin.name in raw_callbacks:
+                    name = str(arg.alias or arg.origin.name)
+                    if raw_callbacks and name in raw_callbacks:
+                        callback = raw_callbacks[name]
+                    elif raw_callbacks and arg.origin.name in raw_callbacks:
                         callback = raw_callbacks[arg.origin.name]
-                    flat[symbol] = (False, _Reduce(len(arg.expansion), callback,
-                                                   arg.origin.name))
+                    flat[str(symbol)] = (False, _Reduce(len(arg.expansion), callback,
+                                                        str(arg.origin.name)))
             self._actions[state] = flat
         terminals = sorted(
             lark.terminals,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import os
+import re
 import threading
 from pathlib import Path
 
@@ -24,9 +25,10 @@ from lark.exceptions import (
     VisitError,
 )
 
-from kernelcheck.errors import KernelcheckError, PtxSyntaxError
+from kernelcheck.errors import KernelcheckError, PtxSyntaxError, UnsupportedFeature
 from kernelcheck.ir.nodes import Module
 from kernelcheck.ptx.lalr_driver import DriverSyntaxError, LalrDriver
+from kernelcheck.ptx.located import LocatedError
 from kernelcheck.ptx.transformer import PtxTransformer
 
 __all__ = ["parse_ptx", "parse_ptx_file", "grammar_path"]
@@ -44,6 +46,8 @@ _TERMINAL_WORDS = {
     "TARGET_NAME": "a target name", "LOC": ".loc", "PERF_DIRECTIVE": "a performance directive",
     "SECTION_NAME": "a section name", "FLOAT_HEX": "a hex float", "DECIMAL_FLOAT": "a float",
     "VECTOR": ".v2/.v4/.v8", "ATTRIBUTE": ".attribute(...)", "GENERIC_EXPR": "generic(...)",
+    "ELEMENT": "a vector element", "EXPRESSION": "an expression",
+    "MASK_EXPR": "0xFF(address)",
     "$END": "end of input",
 }
 _literals: dict[str, str] = {}
@@ -82,7 +86,23 @@ def _parser() -> tuple[Lark, PtxTransformer, LalrDriver]:
         transformer.set_operand_terminals(
             {t.name: t.pattern.to_regexp() for t in lark.terminals}
         )
-        driver = LalrDriver(lark, raw_callbacks={"instruction": transformer.instruction})
+        # The repetitions of statements in a body or block and of operands in an
+        # instruction accumulate into one list (no lark tree per item); the rules that read
+        # them take it unfiltered.
+        raw = {"instruction": transformer.instruction, "body": transformer.body_raw,
+               "scope": transformer.scope_raw, "vector_operand": transformer.vector_raw,
+               "bracket_list": transformer.bracket_raw, "paren_list": transformer.paren_raw}
+        # Rules of one token: lark's child filter has nothing to remove.
+        for name in ("register", "symbol", "element", "expression_operand", "address",
+                     "int_immediate", "hex_float_immediate", "decimal_float_immediate",
+                     "label"):
+            raw[name] = getattr(transformer, name)
+        for rule in lark.rules:
+            name = str(rule.origin.name)
+            if name.startswith(("__function_end_star_", "__scope_star_",
+                                "__instruction_star_", "__operand_star_")):
+                raw[name] = transformer.repeat
+        driver = LalrDriver(lark, raw_callbacks=raw)
         pair = (lark, transformer, driver)
         for terminal in lark.terminals:
             if type(terminal.pattern).__name__ == "PatternStr":
@@ -113,7 +133,10 @@ def parse_ptx(text: str | bytes, filename: str | None = None, *, engine: str = "
     Raises
     ------
     PtxSyntaxError
-        When the text is not PTX; the error names the line, column and expected tokens.
+        When the text is not PTX; the error names the line, column and expected tokens
+        (or what is wrong: an undeclared register, a duplicate declaration).
+    UnsupportedFeature
+        For valid PTX kernelcheck does not model, at ``file:line:column``.
 
     Examples
     --------
@@ -146,7 +169,7 @@ def parse_ptx(text: str | bytes, filename: str | None = None, *, engine: str = "
         raise PtxSyntaxError("empty input: no PTX statements", filename=filename, line=1,
                              column=1)
     lark, transformer, driver = _parser()
-    transformer.reset(filename)
+    transformer.reset(filename, text)
     # The parse allocates millions of small acyclic objects; pausing the cyclic collector
     # while it runs saves its repeated scans of them (about a fifth of the time).
     collecting = gc.isenabled()
@@ -157,9 +180,13 @@ def parse_ptx(text: str | bytes, filename: str | None = None, *, engine: str = "
         return driver.parse(text)
     except DriverSyntaxError as error:
         raise _driver_error(error, text, filename) from None
+    except LocatedError as error:
+        raise _located_error(error, text, filename) from None
     except UnexpectedInput as error:
         raise _syntax_error(error, text, filename) from None
     except VisitError as error:
+        if isinstance(error.orig_exc, LocatedError):
+            raise _located_error(error.orig_exc, text, filename) from None
         raise PtxSyntaxError(
             f"malformed construct: {error.orig_exc}", filename=filename, line=0, column=0
         ) from error
@@ -231,6 +258,38 @@ def _driver_error(error: DriverSyntaxError, text: str, filename: str | None) -> 
     text_line = text[line_start : line_end if line_end >= 0 else len(text)]
     return PtxSyntaxError(message, filename=filename, line=line, column=column,
                           text_line=text_line, expected=expected)
+
+
+def _located_error(error: LocatedError, text: str,
+                   filename: str | None) -> PtxSyntaxError | UnsupportedFeature:
+    """A front-end error at a source position, as a one-line error naming it."""
+    if error.offset is not None:
+        offset = min(error.offset, len(text))
+    elif error.pos is not None:
+        line, column = error.pos
+        start = 0
+        for _ in range(line - 1):
+            start = text.find("\n", start) + 1
+        offset = start + column - 1
+    else:
+        offset = 0
+    if error.search:
+        # The identifier the error is about, on its statement: from after the previous
+        # ';', '{' or '}' (a guard stands before the opcode) to the next ';'.
+        start = max(text.rfind(c, 0, offset) for c in ";{}") + 1
+        end = text.find(";", offset)
+        pattern = re.compile(r"(?<![\w$%.])" + re.escape(error.search) + r"(?![\w$])")
+        match = pattern.search(text, start, end if end >= 0 else len(text))
+        if match is not None:
+            offset = match.start()
+    line = text.count("\n", 0, offset) + 1
+    line_start = text.rfind("\n", 0, offset) + 1
+    column = offset - line_start + 1
+    if error.unsupported:
+        return UnsupportedFeature(error.message, f"{filename or '<input>'}:{line}:{column}")
+    line_end = text.find("\n", offset)
+    return PtxSyntaxError(error.message, filename=filename, line=line, column=column,
+                          text_line=text[line_start: line_end if line_end >= 0 else len(text)])
 
 
 def _describe(names) -> tuple[str, ...]:

@@ -13,6 +13,7 @@ from kernelcheck.ir.nodes import (
     BracketList,
     BranchTargets,
     CallPrototype,
+    CallTargets,
     ConstantRef,
     DescriptorRef,
     Expression,
@@ -139,6 +140,8 @@ def format_function(function: Function) -> str:
             lines.append(f"{statement.name}: .callprototype {returns} _ ({params});")
         elif kind is BranchTargets:
             lines.append(f"{statement.name}: .branchtargets {', '.join(statement.labels)};")
+        elif kind is CallTargets:
+            lines.append(f"{statement.name}: .calltargets {', '.join(statement.functions)};")
     lines.append("}")
     return "\n".join(lines)
 

@@ -18,6 +18,7 @@ from kernelcheck.ir.nodes import (
     BracketList,
     BranchTargets,
     CallPrototype,
+    CallTargets,
     Expression,
     FileDirective,
     Function,
@@ -45,12 +46,20 @@ from kernelcheck.ir.nodes import (
     VectorOperand,
     type_size,
 )
+from kernelcheck.ptx import constexpr
+from kernelcheck.ptx.declarations import check_module_names, complete_array
+from kernelcheck.ptx.located import LocatedError, PendingArrayElement, PendingExpression
 from kernelcheck.ptx.opcodes import KNOWN_OPCODES, is_special_register
+from kernelcheck.ptx.scopes import resolve_function
 
 _ADDRESS = re.compile(r"\[\s*([^\s+\-\]]+)\s*(?:([+-])\s*(-?)\s*(\S+?)\s*)?\]")
 _SCOPE_OPEN = ScopeOpen()
 _SCOPE_CLOSE = ScopeClose()
 _SINK = Sink()
+_WARP_SZ = Immediate(constexpr.WARP_SIZE)
+# Statements that declare a name in their block.
+_DECLARATIONS = frozenset({RegisterDecl, VariableDecl, Label, CallPrototype, BranchTargets,
+                           CallTargets})
 
 
 def parse_int(text: str) -> int:
@@ -76,6 +85,37 @@ def _tag(tag: str, value: object) -> _Tagged:
     return _Tagged((tag, value))
 
 
+class _Repeat(list):
+    """The items of a repetition, built by the table driver (see PtxTransformer.repeat);
+    ``children`` is itself, as for the lark tree the reference engine builds."""
+
+    __slots__ = ()
+
+    @property
+    def children(self) -> _Repeat:
+        return self
+
+
+def _items(children: list) -> list:
+    """The values among unfiltered ``children``: punctuation dropped, repetitions inlined."""
+    out = []
+    for child in children:
+        kind = type(child)
+        if kind is _Repeat:
+            out.extend(child)
+        elif kind is not str:
+            out.append(child)
+    return out
+
+
+def _repeated(children: list) -> list:
+    """The items of the one :class:`_Repeat` among ``children`` (none: an empty body)."""
+    for child in children:
+        if type(child) is _Repeat:
+            return child
+    return []
+
+
 class PtxTransformer(Transformer):
     """Lark callbacks, one per grammar rule alias, that build :mod:`kernelcheck.ir.nodes`."""
 
@@ -88,8 +128,23 @@ class PtxTransformer(Transformer):
         self._opcodes: dict[str, tuple[str, tuple[str, ...], bool]] = {}
         self._addresses: dict[str, Address] = {}
         self._guards: dict[str, Guard] = {}
+        self._locs: dict[str, SourceLoc] = {}
         self._runs: dict[str, tuple] = {}
         self._operand_pattern: re.Pattern | None = None
+        self.text: str | None = None
+        self._begin()
+
+    def _begin(self) -> None:
+        # Per function: the identifiers seen in operands (as `%` names and as bare names)
+        # and whether an operand waits for the function's scopes (see kernelcheck/ptx/
+        # scopes.py); per module: variables declared so far, names left for the module.
+        self._used_regs: set[str] = set()
+        self._used_syms: set[str] = set()
+        self._pending = False
+        self._decls: list = []
+        self._nested = False
+        self._module_vars: dict[str, VariableDecl] = {}
+        self._unresolved: list[tuple[Function, set[str]]] = []
 
     def set_operand_terminals(self, patterns: dict[str, str]) -> None:
         """Give the regular expressions of the one-terminal operand kinds (from the grammar).
@@ -97,20 +152,22 @@ class PtxTransformer(Transformer):
         ``OPERANDS`` tokens are split with them, so a run of operands means exactly what the
         same operands mean when the grammar's operand rules read them one by one.
         """
-        order = ("ADDRESS", "FLOAT_HEX", "REGISTER", "NAME", "INT")
+        order = ("ADDRESS", "FLOAT_HEX", "REGISTER", "ELEMENT", "NAME", "INT")
         alternatives = "|".join(
             f"(?P<{name}>{'-?' if name == 'INT' else ''}(?:{patterns[name]}))" for name in order
         )
         self._operand_pattern = re.compile(alternatives)
 
-    def reset(self, filename: str | None) -> None:
+    def reset(self, filename: str | None, text: str | None = None) -> None:
         """Forget the state of the previous parse; intern tables are kept (they are pure)."""
         self.filename = filename
+        self.text = text
         self._loc = None
         self._counter = 0
+        self._begin()
         if len(self._runs) > 200_000:
             for table in (self._registers, self._opcodes, self._addresses, self._guards,
-                          self._runs):
+                          self._runs, self._locs):
                 table.clear()
 
     # ------------------------------------------------------------ module
@@ -132,6 +189,8 @@ class PtxTransformer(Transformer):
                 items.extend(item)
             else:
                 items.append(item)
+        if self._unresolved:
+            check_module_names(items, self._unresolved)
         return Module(version, target, address_size, tuple(items), filename=self.filename)
 
     def version(self, c: list) -> _Tagged:
@@ -141,7 +200,11 @@ class PtxTransformer(Transformer):
         return _tag("target", tuple(str(t) for t in c))
 
     def address_size(self, c: list) -> _Tagged:
-        return _tag("address_size", parse_int(c[0]))
+        size = parse_int(c[0])
+        if size not in (32, 64):
+            raise LocatedError(f".address_size must be 32 or 64, not {size}",
+                               offset=c[0].start_pos)
+        return _tag("address_size", size)
 
     def file(self, c: list) -> FileDirective:
         extra = [parse_int(t) for t in c[2:]]
@@ -192,7 +255,7 @@ class PtxTransformer(Transformer):
                 if item.type == "FUNCTION_KIND":
                     kind = str(item)[1:]
                     pos = SourcePos(item.line, item.column)
-                elif item.type == "NAME":
+                elif item.type in ("NAME", "REGISTER"):
                     name = str(item)
             elif type(item) is _Tagged:
                 tag, value = item
@@ -210,7 +273,17 @@ class PtxTransformer(Transformer):
                     body = value
         self._counter = 0
         self._loc = None
-        return Function(
+        unresolved: dict = {}
+        if body is not None:
+            body, unresolved = resolve_function(
+                body, returns + params, self._decls, self._nested, self._used_regs,
+                self._used_syms, self._pending, self._module_vars)
+        self._decls = []
+        self._nested = False
+        self._used_regs = set()
+        self._used_syms = set()
+        self._pending = False
+        function = Function(
             name=name,
             kind=kind,
             params=params,
@@ -221,9 +294,40 @@ class PtxTransformer(Transformer):
             noreturn=noreturn,
             pos=pos,
         )
+        if unresolved:
+            self._unresolved.append((function, unresolved))
+        return function
 
     def body(self, c: list) -> _Tagged:
         return _tag("body", tuple(_flatten(c)))
+
+    def body_raw(self, c: list) -> _Tagged:
+        """:meth:`body` for the table driver: the statements come as one :class:`_Repeat`."""
+        return self.body(_repeated(c))
+
+    def scope_raw(self, c: list) -> list:
+        """:meth:`scope` for the table driver."""
+        return self.scope(_repeated(c))
+
+    def vector_raw(self, c: list) -> VectorOperand:
+        return self.vector_operand(_items(c))
+
+    def bracket_raw(self, c: list):
+        return self.bracket_list(_items(c))
+
+    def paren_raw(self, c: list):
+        return self.paren_list(_items(c))
+
+    def repeat(self, c: list) -> _Repeat:
+        """A repetition rule (``x*``) for the table driver: one growing list, punctuation
+        (plain strings) and ``.loc`` results (``None``) left out."""
+        first = c[0]
+        if type(first) is _Repeat:
+            for item in c[1:]:
+                if item is not None and type(item) is not str:
+                    first.append(item)
+            return first
+        return _Repeat(item for item in c if item is not None and type(item) is not str)
 
     def no_body(self, c: list) -> _Tagged:
         return _tag("nobody", None)
@@ -272,25 +376,56 @@ class PtxTransformer(Transformer):
         fields = _declaration_fields(heads)
         if space == "reg":
             names = []
-            for _, (name, _array, _init, count) in declarators:
-                if count is not None:
-                    return RegisterDecl(fields["type"], (name,), count, fields["vector"])
-                names.append(name)
-            return RegisterDecl(fields["type"], tuple(names), None, fields["vector"])
-        decls = [
-            VariableDecl(
+            pos = declarators[0][1][4]
+            if len(declarators) == 1 and declarators[0][1][3] is not None:
+                # .reg .b32 %r<N>; stays one range (looked up on use, not per register).
+                name, count = declarators[0][1][0], declarators[0][1][3]
+                decl = RegisterDecl(fields["type"], (name,), count, fields["vector"], pos)
+                self._decls.append(decl)
+                return decl
+            for _, (name, _array, _init, count, _pos) in declarators:
+                # A list may mix ranges and plain names (.reg .b32 %r<4>, %x;): every name
+                # in it is declared (ISA 5.1.1, 10.1).
+                names.extend([name] if count is None else
+                             (f"{name}{k}" for k in range(count)))
+            decl = RegisterDecl(fields["type"], tuple(names), None, fields["vector"], pos)
+            self._decls.append(decl)
+            return decl
+        attributes = tuple(linkage) + fields["attributes"]
+        decls = []
+        for _, (name, array, init, _count, pos) in declarators:
+            count = None
+            if init is not None:
+                init, count = init
+            if None in array:
+                array = complete_array(name, array, count, init, attributes, pos)
+            decl = VariableDecl(
                 space=space,
                 name=name,
                 type=fields["type"],
                 align=fields["align"],
                 array=array,
                 initializer=init,
-                attributes=tuple(linkage) + fields["attributes"],
+                attributes=attributes,
                 vector=fields["vector"],
+                pos=pos,
             )
-            for _, (name, array, init, count) in declarators
-        ]
+            decls.append(decl)
+        self._decls.extend(decls)
         return decls[0] if len(decls) == 1 else decls
+
+    def module_variable(self, c: list):
+        """A declaration at module scope: not one of the next function's declarations."""
+        if type(c[0]) is RegisterDecl:
+            # ptxas: "Module-scoped variables in .reg state space are not allowed with ABI".
+            pos = c[0].pos
+            raise LocatedError(".reg declarations are not allowed at module scope",
+                               pos=(pos.line, pos.column) if pos else None)
+        decls = c[0] if type(c[0]) is list else [c[0]]
+        del self._decls[-len(decls):]
+        for decl in decls:
+            self._module_vars[decl.name] = decl
+        return c[0]
 
     def var_declarator(self, c: list) -> _Tagged:
         array: tuple = ()
@@ -301,17 +436,51 @@ class PtxTransformer(Transformer):
                     array = item[1]
                 elif item[0] == "init":
                     init = item[1]
-        return _tag("declarator", (str(c[0]), array, init, None))
+        return _tag("declarator", (str(c[0]), array, init, None, _source_pos(c[0])))
+
+    def _parse_expression(self, token) -> constexpr.Node:
+        try:
+            return constexpr.parse_expression(str(token))
+        except constexpr.ConstExprError as error:
+            raise LocatedError(error.message, offset=token.start_pos + error.offset) from None
+
 
     def register_range(self, c: list) -> _Tagged:
-        return _tag("declarator", (str(c[0]), (), None, parse_int(c[1])))
+        return _tag("declarator", (str(c[0]), (), None, parse_int(c[1]), _source_pos(c[0])))
 
     def array_dims(self, c: list) -> _Tagged:
-        # Each "[" INT? "]" leaves its INT (or nothing); rebuild from the token positions.
-        return _tag("array", tuple(parse_int(t) for t in c) if c else (None,))
+        return _tag("array", tuple(c))
+
+    def array_dim(self, c: list) -> int | None:
+        return parse_int(c[0]) if c else None
 
     def initializer(self, c: list) -> _Tagged:
-        return _tag("init", tuple(_flatten_init(c[0])))
+        value = c[0]
+        # Top-level elements of a nested list (`{{1,2},{3,4}}`): the outer dimension.
+        nested = type(value) is list and any(type(v) is list for v in value)
+        return _tag("init", (tuple(_flatten_init(value)), len(value) if nested else None))
+
+    def init_symbol(self, c: list) -> Symbol:
+        return Symbol(str(c[0]))
+
+    def init_expression(self, c: list):
+        """A constant expression in an initializer: a number, or ``sym+imm`` (ISA 5.4.4)."""
+        token = c[0]
+        node = self._parse_expression(token)
+        if node.kind == "num":
+            return _immediate(node)
+        from kernelcheck.ptx.scopes import _name_plus_constant, _symbol_plus
+        split = _name_plus_constant(node)
+        if split is None:
+            raise LocatedError(f"initializer '{token}' is not a constant or an address "
+                               "plus a constant", offset=token.start_pos, unsupported=True)
+        return _symbol_plus(*split)
+
+    def sampler_init(self, c: list) -> list:
+        return list(c)
+
+    def sampler_field(self, c: list) -> Expression:
+        return Expression(f"{c[0]}={c[1]}")
 
     def init_list(self, c: list) -> list:
         return list(c)
@@ -338,15 +507,25 @@ class PtxTransformer(Transformer):
 
     def label(self, c: list) -> Label:
         token = c[0]
-        return Label(_label_name(token), SourcePos(token.line, token.column))
+        label = Label(_label_name(token), _source_pos(token))
+        self._decls.append(label)
+        return label
 
     def scope(self, c: list) -> list:
-        return [_SCOPE_OPEN, *_flatten(c), _SCOPE_CLOSE]
+        statements = _flatten(c)
+        if not self._nested:
+            for statement in statements:
+                if type(statement) in _DECLARATIONS:
+                    self._nested = True
+                    break
+        return [_SCOPE_OPEN, *statements, _SCOPE_CLOSE]
 
     def callprototype(self, c: list) -> CallPrototype:
         returns = c[1][1] if len(c) > 1 else ()
         params = c[2][1] if len(c) > 2 else ()
-        return CallPrototype(_label_name(c[0]), returns[0] if returns else None, params)
+        prototype = CallPrototype(_label_name(c[0]), returns[0] if returns else None, params)
+        self._decls.append(prototype)
+        return prototype
 
     def proto_ret(self, c: list) -> _Tagged:
         return _tag("returns", _layout(c))
@@ -354,10 +533,26 @@ class PtxTransformer(Transformer):
     def proto_args(self, c: list) -> _Tagged:
         return _tag("params", _layout(c))
 
+    def calltargets(self, c: list) -> CallTargets:
+        targets = CallTargets(_label_name(c[0]), tuple(str(t) for t in c[1:]))
+        self._decls.append(targets)
+        return targets
+
     def branchtargets(self, c: list) -> BranchTargets:
-        return BranchTargets(_label_name(c[0]), tuple(str(t) for t in c[1:]))
+        targets = BranchTargets(_label_name(c[0]), tuple(str(t) for t in c[1:]))
+        self._decls.append(targets)
+        return targets
 
     def loc(self, c: list) -> None:
+        if len(c) == 1:
+            # `.loc 1 42 7` alone, the common form: one SourceLoc per distinct text.
+            text = c[0].value if isinstance(c[0], Token) else str(c[0])
+            loc = self._locs.get(text)
+            if loc is None:
+                _, file, line, column = text.split()
+                loc = self._locs[text] = SourceLoc(int(file), int(line), int(column))
+            self._loc = loc
+            return None
         function_name = None
         inlined = None
         for item in c[1:]:
@@ -395,29 +590,39 @@ class PtxTransformer(Transformer):
             if isinstance(item, Token):
                 token_type = item.type
                 if token_type == "OPERANDS":
-                    run = self._runs.get(item)
-                    if run is None:
-                        run = self._split_run(item)
-                    operands.extend(run)
+                    # Look up by the plain string: a lark Token key would compare through
+                    # Token.__eq__, a Python call per lookup.
+                    entry = self._runs.get(item.value) or self._split_run(item)
+                    operands.extend(entry[0])
+                    if entry[1]:
+                        self._used_regs.update(entry[1])
+                    if entry[2]:
+                        self._used_syms.update(entry[2])
                 elif token_type == "OPCODE":
                     opcode_token = item
                 elif token_type == "GUARD":
-                    guard = self._guards.get(item)
+                    guard = self._guards.get(item.value)
                     if guard is None:
                         text = str(item)
                         guard = Guard(text[2:], True) if text[1] == "!" else Guard(
                             text[1:], False)
                         self._guards[text] = guard
+                    self._used_regs.add(guard.register)
                 # other tokens are punctuation kept by the lark engine
             elif hasattr(item, "children"):
                 for child in item.children:
                     if isinstance(child, Token) and child.type == "OPERANDS":
-                        operands.extend(self._runs.get(child) or self._split_run(child))
+                        entry = self._runs.get(child.value) or self._split_run(child)
+                        operands.extend(entry[0])
+                        if entry[1]:
+                            self._used_regs.update(entry[1])
+                        if entry[2]:
+                            self._used_syms.update(entry[2])
                     elif not isinstance(child, (str, Token)):
                         operands.append(child)
             else:
                 operands.append(item)
-        split = self._opcodes.get(opcode_token)
+        split = self._opcodes.get(opcode_token.value)
         if split is None:
             parts = str(opcode_token).split(".")
             split = (parts[0], tuple(parts[1:]), parts[0] in KNOWN_OPCODES)
@@ -435,9 +640,22 @@ class PtxTransformer(Transformer):
     # ------------------------------------------------------------ operands
 
     def _split_run(self, token) -> tuple:
+        """The operands of an OPERANDS token, with the `%` and bare identifiers among them."""
         run = tuple(self._run_operand(m) for m in self._operand_pattern.finditer(token))
-        self._runs[str(token)] = run
-        return run
+        registers = []
+        symbols = []
+        for operand in run:
+            kind = type(operand)
+            if kind is Address:
+                operand = operand.base
+                kind = type(operand)
+            if kind is Register:
+                registers.append(operand.name)
+            elif kind is Symbol:
+                symbols.append(operand.name)
+        entry = (run, tuple(registers), tuple(symbols))
+        self._runs[str(token)] = entry
+        return entry
 
     def _run_operand(self, match: re.Match):
         kind = match.lastgroup
@@ -451,27 +669,57 @@ class PtxTransformer(Transformer):
                 parse_int(text))
         if kind == "FLOAT_HEX":
             return self.hex_float_immediate([text])
+        if kind == "ELEMENT":
+            return Register(text)
         return self.symbol([text])
 
     def register(self, c: list) -> Register | SpecialRegister:
         name = c[0]
-        found = self._registers.get(name)
+        found = self._registers.get(name.value if isinstance(name, Token) else name)
         if found is None:
             text = str(name)
             found = SpecialRegister(text) if is_special_register(text) else Register(text)
             self._registers[text] = found
+        if type(found) is Register:
+            self._used_regs.add(found.name)
         return found
 
-    def predicate_pair(self, c: list) -> PredicatePair:
-        second = self.register(c[1:]) if str(c[1]).startswith("%") else self.symbol(c[1:])
-        return PredicatePair(self.register(c[:1]), second)
+    def element(self, c: list) -> Register:
+        """``v.x`` of a vector register with a bare name (ISA 6.4.3)."""
+        name = str(c[0])
+        self._used_regs.add(name)
+        return Register(name)
 
-    def negated_predicate(self, c: list) -> NegatedPredicate:
-        return NegatedPredicate(self.register(c))
+    def expression_operand(self, c: list):
+        """An operand with operators: folded when constant; ``!p`` and ``p|q`` built at
+        once; anything else with names waits for the function's scopes."""
+        token = c[0]
+        node = self._parse_expression(token)
+        if node.kind == "num":
+            return _immediate(node)
+        children = node.children
+        if node.kind == "unary" and node.op == "!" and children[0].kind == "name":
+            name = children[0].value
+            self._used_regs.add(name)
+            return NegatedPredicate(Register(name))
+        if node.kind == "binary" and node.op == "|" and children[0].kind == "name" and (
+                children[1].kind == "name"):
+            first, second = children[0].value, children[1].value
+            self._used_regs.add(first)
+            if second == "_":
+                return PredicatePair(Register(first), _SINK)
+            self._used_regs.add(second)
+            return PredicatePair(Register(first), Register(second))
+        self._pending = True
+        return PendingExpression(node, str(token), token.start_pos)
+
+    def array_element(self, c: list) -> PendingArrayElement:
+        self._pending = True
+        return PendingArrayElement(str(c[0]), c[1], c[0].start_pos)
 
     def address(self, c: list) -> Address:
         text = c[0]
-        found = self._addresses.get(text)
+        found = self._addresses.get(text.value if isinstance(text, Token) else text)
         if found is None:
             match = _ADDRESS.fullmatch(str(text))
             base_text, sign, negative, number = match.groups()
@@ -491,35 +739,46 @@ class PtxTransformer(Transformer):
                     offset = -offset
             found = Address(base, offset)
             self._addresses[str(text)] = found
+        base = found.base
+        if type(base) is Register:
+            self._used_regs.add(base.name)
+        elif type(base) is Symbol:
+            self._used_syms.add(base.name)
         return found
 
     def bracket_list(self, c: list):
         if len(c) == 1 and type(c[0]) in (Register, Symbol):
             return Address(c[0], 0)
-        if len(c) == 1 and type(c[0]) is Immediate:
+        if len(c) == 1 and type(c[0]) is Immediate and c[0].kind == "int":
             return Address(None, c[0].value)
         return BracketList(tuple(c))
 
     def vector_operand(self, c: list) -> VectorOperand:
         return VectorOperand(tuple(c))
 
-    def paren_list(self, c: list) -> ParenList:
+    def paren_list(self, c: list):
+        # `(1<<4)` and `(%r1+1)` are a parenthesised expression, not a call's list.
+        if len(c) == 1 and type(c[0]) in (Immediate, PendingExpression):
+            return c[0]
         return ParenList(tuple(c))
 
     def symbol(self, c: list):
         text = str(c[0])
         if text == "_":
             return _SINK
+        if text == "WARP_SZ":
+            return _WARP_SZ
+        self._used_syms.add(text)
         return Symbol(text)
+
+    def section_symbol(self, c: list) -> Symbol:
+        return Symbol(str(c[0]))
 
     def symbol_plus(self, c: list) -> Expression:
         return Expression(f"{c[0]}+{parse_int(c[1])}")
 
     def int_immediate(self, c: list) -> Immediate:
         return Immediate(parse_int(c[0]))
-
-    def negative_int_immediate(self, c: list) -> Immediate:
-        return Immediate(-parse_int(c[0]))
 
     def hex_float_immediate(self, c: list) -> Immediate:
         text = str(c[0])
@@ -528,11 +787,22 @@ class PtxTransformer(Transformer):
     def decimal_float_immediate(self, c: list) -> Immediate:
         return Immediate(float(c[0]), "float")
 
-    def negative_float_immediate(self, c: list) -> Immediate:
-        return Immediate(-float(c[0]), "float")
-
 
 # ---------------------------------------------------------------- helpers
+
+
+def _source_pos(token) -> SourcePos | None:
+    if not isinstance(token, Token):
+        return None
+    if hasattr(token, "position"):
+        return SourcePos(*token.position())
+    return SourcePos(token.line, token.column)
+
+
+def _immediate(node: constexpr.Node) -> Immediate:
+    if node.type == "f64":
+        return Immediate(node.value, "float")
+    return Immediate(node.value)
 
 
 def _unquote(token) -> str:

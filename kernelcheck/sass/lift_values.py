@@ -25,6 +25,7 @@ from kernelcheck.ir.nodes import (
     Symbol,
 )
 from kernelcheck.sass.calls import bank2_words, bank_objects
+from kernelcheck.sass.lift_params import indexed_param_read
 from kernelcheck.sass.lift_state import is_predicate
 from kernelcheck.sass.params import param_at
 
@@ -107,6 +108,10 @@ def _param_read(lifter, offset: int, width: int, signed: bool = False):
 def constant32(lifter, operand: ConstantRef, width: int = 4, signed: bool = False):
     """The value of a 32-bit (or narrower) constant-bank read."""
     offset = operand.static_offset
+    if operand.bank == 0 and offset is None:
+        found = indexed_param_read(lifter, operand, width, signed)
+        if found is not None:
+            return found
     if operand.bank == 0 and offset is not None:
         if offset in _DIMS and width == 4:
             dest = lifter.tmp("b32")
@@ -286,6 +291,10 @@ def pair64(lifter, operand) -> Register:
             return build64(lifter, operand_p, hi)
     if kind is ConstantRef:
         offset = operand_p.static_offset
+        if operand_p.bank == 0 and offset is None:
+            found = indexed_param_read(lifter, operand_p, 8)
+            if found is not None:
+                return found
         if operand_p.bank == 0 and offset is not None:
             found = _param_read(lifter, offset, 8)
             if found is not None:

@@ -27,10 +27,13 @@ struct piece { i128 lo, hi; };
  * fixed: computed from parameters, dimensions and constants only (Python _run). */
 struct slot { int n; int exact; int fixed; struct piece p[MAXP]; };
 
-/* Format version 3 (kernelcheck.launch.check): access guards and residue bits; CMP, POW2
- * and SHRV records. */
-static const unsigned char MAGIC[8] = {'K', 'C', 'L', 'C', 'H', 'K', 0, 3};
-#define ACCESS_BYTES 144
+/* Format version 4 (kernelcheck.launch.check): access guards, residue bits and block
+ * expansions; CMP, POW2, SHRV, GATE and PARAMX records. */
+static const unsigned char MAGIC[8] = {'K', 'C', 'L', 'C', 'H', 'K', 0, 4};
+#define ACCESS_BYTES 152
+/* Python PARAMX_SPAN and EXPAND_MAX (kernelcheck.launch.evaluate). */
+#define PARAMX_SPAN 1024
+#define EXPAND_MAX 4096
 
 /* ------------------------------------------------------------------ decoding */
 static int ref_ok(int64_t ref, uint32_t k, int optional)
@@ -58,10 +61,65 @@ static int record_ok(const int64_t r[5], uint32_t k)
     case 22: return ref_ok(a, k, 0) && b >= 1 && b <= 64;
     case 23: return ref_ok(a, k, 0) && ref_ok(b, k, 0) && c >= 1 && c <= 64;
     case 24: return ref_ok(a, k, 0) && ref_ok(b, k, 0);
+    case 25: return ref_ok(a, k, 0) && b >= 1 && b <= 8;
     case 5: case 6: case 8: case 9: case 10: case 11: case 12: case 14: case 15: case 16:
         return ref_ok(a, k, 0) && ref_ok(b, k, 0);
     default: return 0;
     }
+}
+
+/* The slots a record reads (Python slot_refs); returns how many, at most 3. */
+static int record_refs(const int64_t r[5], int64_t out[3])
+{
+    int64_t a = r[1], b = r[2], c = r[3];
+    int n = 0;
+    switch (r[0]) {
+    case 0: case 1: case 2: case 3: case 4: return 0;
+    case 7: case 13: case 18: case 22: case 25: out[n++] = a; break;
+    case 17: case 19: out[n++] = a, out[n++] = b, out[n++] = c; break;
+    default: out[n++] = a, out[n++] = b;
+    }
+    int m = 0;
+    for (int j = 0; j < n; j++)
+        if (out[j] >= 0)
+            out[m++] = out[j];
+    return m;
+}
+
+/* Register the expansion over the TVAR record in slot (once per slot): the slots after it
+ * that are computed from it, in program order (Python _cone). 0 when out of memory. */
+static int add_expansion(struct kc_check *c, int64_t slot)
+{
+    for (uint32_t k = 0; k < c->n_expand; k++)
+        if (c->expand[k].slot == slot)
+            return 1;
+    struct kc_expand *grown = realloc(c->expand, (c->n_expand + 1) * sizeof *grown);
+    if (!grown)
+        return 0;
+    c->expand = grown;
+    struct kc_expand *e = &c->expand[c->n_expand];
+    e->slot = slot, e->n_cone = 0;
+    e->cone = malloc((size_t)c->n_program * sizeof *e->cone + 1);
+    uint8_t *dep = calloc(c->n_program + 1, 1);
+    if (!e->cone || !dep) {
+        free(e->cone);
+        free(dep);
+        return 0;
+    }
+    c->n_expand++;
+    dep[slot] = 1;
+    for (uint32_t k = (uint32_t)slot + 1; k < c->n_program; k++) {
+        int64_t refs[3];
+        int n = record_refs(c->program[k], refs);
+        for (int j = 0; j < n; j++)
+            if (dep[refs[j]]) {
+                dep[k] = 1;
+                e->cone[e->n_cone++] = k;
+                break;
+            }
+    }
+    free(dep);
+    return 1;
 }
 
 struct kc_check *kc_check_decode(const void *blob, size_t size)
@@ -92,14 +150,18 @@ struct kc_check *kc_check_decode(const void *blob, size_t size)
             goto bad;
     const unsigned char *q = p + 24 + (size_t)hdr[0] * 40;
     for (uint32_t k = 0; k < hdr[1]; k++, q += ACCESS_BYTES) {
-        int64_t f[18];
+        int64_t f[19];
         memcpy(f, q, ACCESS_BYTES);
         struct kc_access *a = &c->accesses[k];
         a->kind = f[0], a->width = f[1], a->addr_slot = f[2], a->base_offset = f[3];
         a->base_size = f[4], a->indirect = f[5], a->const_slot = f[6], a->n_atoms = f[7];
         for (int j = 0; j < 4; j++)
             a->coef[j] = f[8 + 2 * j], a->atom[j] = f[9 + 2 * j];
-        a->guard_slot = f[16], a->residue_bits = f[17];
+        a->guard_slot = f[16], a->residue_bits = f[17], a->expand_slot = f[18];
+        if (a->expand_slot != -1 &&
+            (!ref_ok(a->expand_slot, hdr[0], 0) || c->program[a->expand_slot][0] != 3 ||
+             c->program[a->expand_slot][1] < 3 || c->program[a->expand_slot][1] > 5))
+            goto bad; /* an expansion names the TVAR record of a block index */
         if (a->kind < 0 || a->kind > 3 || a->width < 1 || a->width > 1024 ||
             !ref_ok(a->guard_slot, hdr[0], 1) || a->residue_bits < 0 || a->residue_bits > 64 ||
             !ref_ok(a->addr_slot, hdr[0], 0) || !ref_ok(a->const_slot, hdr[0], 1) ||
@@ -110,6 +172,8 @@ struct kc_check *kc_check_decode(const void *blob, size_t size)
                 goto bad;
         if (a->indirect)
             c->has_indirect = 1;
+        if (a->expand_slot >= 0 && !add_expansion(c, a->expand_slot))
+            goto bad;
     }
     memcpy(c->pairs, q, (size_t)hdr[2] * 8);
     for (uint32_t k = 0; k < hdr[2]; k++)
@@ -127,6 +191,9 @@ void kc_check_free(struct kc_check *c)
 {
     if (!c)
         return;
+    for (uint32_t k = 0; k < c->n_expand; k++)
+        free(c->expand[k].cone);
+    free(c->expand);
     free(c->program);
     free(c->accesses);
     free(c->pairs);
@@ -565,10 +632,22 @@ static void bound(struct slot *r, const struct slot *v, const struct slot *lv,
 }
 
 /* ------------------------------------------------------------------ per-thread scratch */
+/* The byte set of an expanded access: sorted, disjoint half-open ranges, grown as needed. */
+struct bigset {
+    int n;          /* ranges held; -1 unknown */
+    int cap;
+    struct piece *p;
+};
+
 struct scratch {
     uint32_t cap_slots, cap_acc;
     struct slot *slots;
     struct slot *sets;   /* byte set per access: n < 0 unknown; -2 not computed */
+    struct slot *pinned; /* slots of one block index of an expansion (cap_slots) */
+    struct bigset *big;  /* byte sets of expanded accesses (cap_acc) */
+    uint8_t *is_big;     /* per access: its byte set is big[k] */
+    uint8_t *want;       /* per access: its byte set is needed (expand_sets) */
+    uint64_t *tmp;       /* PARAMX_SPAN values read by a PARAMX record */
 };
 
 static pthread_key_t scratch_key;
@@ -581,6 +660,13 @@ static void scratch_free(void *p)
     if (s) {
         free(s->slots);
         free(s->sets);
+        free(s->pinned);
+        for (uint32_t k = 0; s->big && k < s->cap_acc; k++)
+            free(s->big[k].p);
+        free(s->big);
+        free(s->is_big);
+        free(s->want);
+        free(s->tmp);
         free(s);
     }
 }
@@ -597,6 +683,11 @@ static struct scratch *scratch_for(uint32_t slots, uint32_t acc)
         s = calloc(1, sizeof *s);
         if (!s)
             return NULL;
+        s->tmp = malloc(PARAMX_SPAN * sizeof *s->tmp);
+        if (!s->tmp) {
+            free(s);
+            return NULL;
+        }
         tls_scratch = s;
         pthread_setspecific(scratch_key, s);
     }
@@ -604,13 +695,30 @@ static struct scratch *scratch_for(uint32_t slots, uint32_t acc)
         struct slot *n = realloc(s->slots, (size_t)slots * sizeof *n);
         if (!n)
             return NULL;
-        s->slots = n, s->cap_slots = slots;
+        s->slots = n;
+        n = realloc(s->pinned, (size_t)slots * sizeof *n);
+        if (!n)
+            return NULL;
+        s->pinned = n, s->cap_slots = slots;
     }
     if (s->cap_acc < acc) {
         struct slot *n = realloc(s->sets, (size_t)acc * sizeof *n);
         if (!n)
             return NULL;
-        s->sets = n, s->cap_acc = acc;
+        s->sets = n;
+        struct bigset *b = realloc(s->big, (size_t)acc * sizeof *b);
+        if (!b)
+            return NULL;
+        memset(b + s->cap_acc, 0, (size_t)(acc - s->cap_acc) * sizeof *b);
+        s->big = b;
+        uint8_t *f = realloc(s->is_big, acc);
+        if (!f)
+            return NULL;
+        s->is_big = f;
+        f = realloc(s->want, acc);
+        if (!f)
+            return NULL;
+        s->want = f, s->cap_acc = acc;
     }
     return s;
 }
@@ -631,88 +739,159 @@ static int cannot_run(const struct slot *v, int64_t slot)
 }
 
 /* ------------------------------------------------------------------ evaluation */
+static int cmp_u64(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* Python _paramx: the values of size bytes of the buffer at every offset of o; invalid
+ * when an offset lies outside the buffer, every value of the width past PARAMX_SPAN
+ * offsets. tmp holds PARAMX_SPAN values. */
+static void paramx(struct slot *r, const struct slot *o, int64_t size,
+                   const unsigned char *params, size_t psize, uint64_t *tmp)
+{
+    if (o->n <= 0) {
+        copy_slot(r, o);
+        return;
+    }
+    i128 lo, hi, count = 0;
+    hull(o, &lo, &hi);
+    if (lo < 0 || hi + size > (i128)psize) {
+        r->n = -1;
+        return;
+    }
+    for (int k = 0; k < o->n; k++)
+        count += o->p[k].hi - o->p[k].lo + 1;
+    if (count > PARAMX_SPAN) {
+        set1(r, 0, ((i128)1 << (8 * size)) - 1);
+        return;
+    }
+    int n = 0;
+    for (int k = 0; k < o->n; k++)
+        for (i128 off = o->p[k].lo; off <= o->p[k].hi; off++) {
+            uint64_t x = 0;
+            for (int64_t j = size - 1; j >= 0; j--)
+                x = x << 8 | params[(size_t)off + (size_t)j];
+            tmp[n++] = x;
+        }
+    qsort(tmp, (size_t)n, sizeof tmp[0], cmp_u64);
+    /* merge touching points into ranges; more than MAXP ranges become their hull */
+    int m = 0;
+    struct piece out[MAXP];
+    for (int k = 0; k < n; k++) {
+        if (m && (i128)tmp[k] <= out[m - 1].hi + 1) {
+            if ((i128)tmp[k] > out[m - 1].hi)
+                out[m - 1].hi = (i128)tmp[k];
+        } else if (m < MAXP) {
+            out[m].lo = out[m].hi = (i128)tmp[k];
+            m++;
+        } else {
+            set1(r, (i128)tmp[0], (i128)tmp[n - 1]);
+            return;
+        }
+    }
+    r->n = m;
+    memcpy(r->p, out, (size_t)m * sizeof out[0]);
+}
+
+/* Evaluate record k into v[k] from the slots before it (Python _step); 0 when a parameter
+ * read lies past the buffer (no layout). */
+static int eval_record(const struct kc_check *c, uint32_t k, struct slot *v,
+                       const unsigned char *params, size_t psize, const uint32_t dims[6],
+                       uint64_t *tmp)
+{
+    const int64_t *r = c->program[k];
+    struct slot *s = &v[k];
+    int64_t a = r[1], b = r[2], cc = r[3];
+    int fixed;
+    switch (r[0]) {
+    case 0: case 1: case 2: fixed = 1; break;
+    case 3: case 4: case 10: case 18: fixed = 0; break;
+    case 7: case 13: case 17: case 20: case 22: case 25: fixed = v[a].fixed; break;
+    case 19: fixed = v[a].fixed && v[b].fixed && v[cc].fixed; break;
+    default: fixed = v[a].fixed && v[b].fixed;
+    }
+    s->exact = 1;
+    switch (r[0]) {
+    case 0: set1(s, cc, cc); break;
+    case 1: {
+        if ((uint64_t)a + (uint64_t)b > psize)
+            return 0;
+        uint64_t x = 0;
+        for (int64_t j = b - 1; j >= 0; j--)
+            x = x << 8 | params[a + j];
+        set1(s, (i128)x, (i128)x);
+        break;
+    }
+    case 2: set1(s, dims[a], dims[a]); break;
+    case 3: {
+        i128 top = a == 6 ? 31 : (i128)dims[a] - 1;
+        if (top >= 0) set1(s, 0, top); else s->n = 0;
+        break;
+    }
+    case 4: set1(s, 0, a >= 100 ? KC_INF : ((i128)1 << a) - 1); break;
+    case 7:
+        wrap(s, &v[a], (int)b, (int)cc);
+        s->exact = (s->exact || v[a].fixed) && v[a].exact;
+        break;
+    case 17:
+        bound(s, &v[a], b >= 0 ? &v[b] : NULL, cc >= 0 ? &v[cc] : NULL);
+        s->exact = v[a].exact;
+        break;
+    case 13:
+        copy_slot(s, &v[a]);
+        for (int j = 0; j < s->n; j++) {
+            if (!is_inf(s->p[j].lo)) s->p[j].lo = b >= 127 ? (s->p[j].lo < 0 ? -1 : 0) : s->p[j].lo >> b;
+            if (!is_inf(s->p[j].hi)) s->p[j].hi = b >= 127 ? (s->p[j].hi < 0 ? -1 : 0) : s->p[j].hi >> b;
+        }
+        s->exact = v[a].exact;
+        break;
+    case 18:
+        if (a < 0) set1(s, 0, KC_INF); else { copy_slot(s, &v[a]); s->exact = 1; }
+        break;
+    case 19:
+        tripmax(s, &v[a], &v[b], &v[cc], (int)(r[4] & 0xFF), (int)(r[4] >> 8) & 1,
+                (int)(r[4] >> 9));
+        s->exact = 1;
+        break;
+    case 20:
+        neq(s, &v[a], &v[b]);
+        s->exact = v[a].exact;
+        break;
+    case 21: cmp(s, &v[a], &v[b], (int)cc); break;
+    case 22: pow2(s, &v[a], (int)b); s->exact = v[a].exact; break;
+    case 23:
+        shrv(s, &v[a], &v[b], (int)cc);
+        s->exact = v[a].exact && v[b].exact;
+        break;
+    case 24:
+        if (cannot_run(v, b))
+            s->n = 0;
+        else
+            copy_slot(s, &v[a]);
+        s->exact = v[a].exact;
+        break;
+    case 25:
+        paramx(s, &v[a], b, params, psize, tmp);
+        s->exact = v[a].exact;
+        break;
+    default:
+        binary(s, (int)r[0], &v[a], &v[b]);
+        s->exact = v[a].exact && v[b].exact;
+    }
+    s->fixed = fixed;
+    return 1;
+}
+
 static int run_program(const struct kc_check *c, struct slot *v, const unsigned char *params,
-                       size_t psize, const uint32_t grid[3], const uint32_t block[3])
+                       size_t psize, const uint32_t grid[3], const uint32_t block[3],
+                       uint64_t *tmp)
 {
     const uint32_t dims[6] = {block[0], block[1], block[2], grid[0], grid[1], grid[2]};
-    for (uint32_t k = 0; k < c->n_program; k++) {
-        const int64_t *r = c->program[k];
-        struct slot *s = &v[k];
-        int64_t a = r[1], b = r[2], cc = r[3];
-        int fixed;
-        switch (r[0]) {
-        case 0: case 1: case 2: fixed = 1; break;
-        case 3: case 4: case 10: case 18: fixed = 0; break;
-        case 7: case 13: case 17: case 20: case 22: fixed = v[a].fixed; break;
-        case 19: fixed = v[a].fixed && v[b].fixed && v[cc].fixed; break;
-        default: fixed = v[a].fixed && v[b].fixed;
-        }
-        s->exact = 1;
-        switch (r[0]) {
-        case 0: set1(s, cc, cc); break;
-        case 1: {
-            if ((uint64_t)a + (uint64_t)b > psize)
-                return 0;
-            uint64_t x = 0;
-            for (int64_t j = b - 1; j >= 0; j--)
-                x = x << 8 | params[a + j];
-            set1(s, (i128)x, (i128)x);
-            break;
-        }
-        case 2: set1(s, dims[a], dims[a]); break;
-        case 3: {
-            i128 top = a == 6 ? 31 : (i128)(a < 3 ? block[a] : grid[a - 3]) - 1;
-            if (top >= 0) set1(s, 0, top); else s->n = 0;
-            break;
-        }
-        case 4: set1(s, 0, a >= 100 ? KC_INF : ((i128)1 << a) - 1); break;
-        case 7:
-            wrap(s, &v[a], (int)b, (int)cc);
-            s->exact = (s->exact || v[a].fixed) && v[a].exact;
-            break;
-        case 17:
-            bound(s, &v[a], b >= 0 ? &v[b] : NULL, cc >= 0 ? &v[cc] : NULL);
-            s->exact = v[a].exact;
-            break;
-        case 13:
-            copy_slot(s, &v[a]);
-            for (int j = 0; j < s->n; j++) {
-                if (!is_inf(s->p[j].lo)) s->p[j].lo = b >= 127 ? (s->p[j].lo < 0 ? -1 : 0) : s->p[j].lo >> b;
-                if (!is_inf(s->p[j].hi)) s->p[j].hi = b >= 127 ? (s->p[j].hi < 0 ? -1 : 0) : s->p[j].hi >> b;
-            }
-            s->exact = v[a].exact;
-            break;
-        case 18:
-            if (a < 0) set1(s, 0, KC_INF); else { copy_slot(s, &v[a]); s->exact = 1; }
-            break;
-        case 19:
-            tripmax(s, &v[a], &v[b], &v[cc], (int)(r[4] & 0xFF), (int)(r[4] >> 8) & 1,
-                    (int)(r[4] >> 9));
-            s->exact = 1;
-            break;
-        case 20:
-            neq(s, &v[a], &v[b]);
-            s->exact = v[a].exact;
-            break;
-        case 21: cmp(s, &v[a], &v[b], (int)cc); break;
-        case 22: pow2(s, &v[a], (int)b); s->exact = v[a].exact; break;
-        case 23:
-            shrv(s, &v[a], &v[b], (int)cc);
-            s->exact = v[a].exact && v[b].exact;
-            break;
-        case 24:
-            if (cannot_run(v, b))
-                s->n = 0;
-            else
-                copy_slot(s, &v[a]);
-            s->exact = v[a].exact;
-            break;
-        default:
-            binary(s, (int)r[0], &v[a], &v[b]);
-            s->exact = v[a].exact && v[b].exact;
-        }
-        s->fixed = fixed;
-    }
+    for (uint32_t k = 0; k < c->n_program; k++)
+        if (!eval_record(c, k, v, params, psize, dims, tmp))
+            return 0;
     return 1;
 }
 
@@ -779,15 +958,127 @@ static void byte_set(const struct kc_check *c, uint32_t k, const struct slot *v,
     }
 }
 
-static int intersects(const struct slot *x, const struct slot *y)
+/* A byte set as the pair test reads it: n ranges (n < 0 unknown) of an access's slot set,
+ * or of its expanded set. */
+struct view { int n; const struct piece *p; };
+
+static struct view view_of(const struct scratch *sc, uint32_t k)
+{
+    struct view out;
+    if (sc->is_big[k])
+        out.n = sc->big[k].n, out.p = sc->big[k].p;
+    else
+        out.n = sc->sets[k].n, out.p = sc->sets[k].p;
+    return out;
+}
+
+static int intersects(struct view x, struct view y)
 {
     int i = 0, j = 0;
-    while (i < x->n && j < y->n) {
-        if (max2(x->p[i].lo, y->p[j].lo) < min2(x->p[i].hi, y->p[j].hi))
+    while (i < x.n && j < y.n) {
+        if (max2(x.p[i].lo, y.p[j].lo) < min2(x.p[i].hi, y.p[j].hi))
             return 1;
-        if (x->p[i].hi < y->p[j].hi) i++; else j++;
+        if (x.p[i].hi < y.p[j].hi) i++; else j++;
     }
     return 0;
+}
+
+/* ------------------------------------------------------------------ expansions */
+static int big_add(struct bigset *b, i128 lo, i128 hi)
+{
+    if (b->n > 0 && lo >= b->p[b->n - 1].lo && lo <= b->p[b->n - 1].hi) {
+        if (hi > b->p[b->n - 1].hi)
+            b->p[b->n - 1].hi = hi;
+        return 1;
+    }
+    if (b->n == b->cap) {
+        int cap = b->cap ? 2 * b->cap : 64;
+        struct piece *p = realloc(b->p, (size_t)cap * sizeof *p);
+        if (!p)
+            return 0;
+        b->p = p, b->cap = cap;
+    }
+    b->p[b->n].lo = lo, b->p[b->n].hi = hi;
+    b->n++;
+    return 1;
+}
+
+static int cmp_piece(const void *x, const void *y)
+{
+    i128 a = ((const struct piece *)x)->lo, b = ((const struct piece *)y)->lo;
+    return a < b ? -1 : a > b;
+}
+
+/* Sort and merge overlapping or touching half-open ranges (Python IntervalSet). */
+static void big_norm(struct bigset *b)
+{
+    int sorted = 1;
+    for (int k = 1; k < b->n && sorted; k++)
+        sorted = b->p[k].lo >= b->p[k - 1].lo;
+    if (!sorted)
+        qsort(b->p, (size_t)b->n, sizeof b->p[0], cmp_piece);
+    int m = 0;
+    for (int k = 0; k < b->n; k++) {
+        if (m && b->p[k].lo <= b->p[m - 1].hi) {
+            if (b->p[k].hi > b->p[m - 1].hi)
+                b->p[m - 1].hi = b->p[k].hi;
+        } else {
+            b->p[m++] = b->p[k];
+        }
+    }
+    b->n = m;
+}
+
+static void byte_set(const struct kc_check *c, uint32_t k, const struct slot *v,
+                     const unsigned char *params, size_t psize, kc_alloc_lookup_fn lookup,
+                     struct slot *out);
+
+/* Python expanded_byte_sets: the byte set of every wanted access with an expansion, block
+ * index by block index along its dimension, with the slots computed from that index
+ * re-evaluated in sc->pinned (the others keep their values over the whole launch). The
+ * union of the per-block sets is the access's set (is_big). An expansion over more than
+ * EXPAND_MAX blocks is not made: those accesses keep their whole-launch sets. 0 when out
+ * of memory. */
+static int expand_sets(const struct kc_check *c, struct scratch *sc, const struct slot *v,
+                       const unsigned char *params, size_t psize, const uint32_t dims[6],
+                       kc_alloc_lookup_fn lookup, const uint8_t *want)
+{
+    for (uint32_t e = 0; e < c->n_expand; e++) {
+        const struct kc_expand *x = &c->expand[e];
+        uint32_t count = dims[c->program[x->slot][1]];
+        if (count > EXPAND_MAX)
+            continue;
+        int any = 0;
+        for (uint32_t k = 0; k < c->n_accesses; k++)
+            if (want[k] && c->accesses[k].expand_slot == x->slot)
+                sc->big[k].n = 0, sc->is_big[k] = 1, any = 1;
+        if (!any)
+            continue;
+        struct slot *pv = sc->pinned;
+        memcpy(pv, v, (size_t)c->n_program * sizeof *pv);
+        for (uint32_t b = 0; b < count; b++) {
+            set1(&pv[x->slot], b, b);
+            for (uint32_t j = 0; j < x->n_cone; j++)
+                eval_record(c, x->cone[j], pv, params, psize, dims, sc->tmp);
+            for (uint32_t k = 0; k < c->n_accesses; k++) {
+                if (!want[k] || c->accesses[k].expand_slot != x->slot || sc->big[k].n < 0)
+                    continue;
+                struct slot one;
+                byte_set(c, k, pv, params, psize, lookup, &one);
+                if (one.n < 0) {
+                    sc->big[k].n = -1;
+                    continue;
+                }
+                for (int j = 0; j < one.n; j++)
+                    if (!big_add(&sc->big[k], one.p[j].lo, one.p[j].hi))
+                        return 0;
+            }
+        }
+        for (uint32_t k = 0; k < c->n_accesses; k++)
+            if (want[k] && c->accesses[k].expand_slot == x->slot && sc->big[k].n > 0)
+                big_norm(&sc->big[k]);
+    }
+    return 1;
 }
 
 static int point(const struct slot *v, const struct slot *s, int64_t slot, i128 *out)
@@ -1129,19 +1420,19 @@ static int residue_disjoint(const struct kc_check *c, int32_t w, int32_t rd,
 /* Python _module_disjoint: one access inside a module variable, the other's bytes all
  * inside allocations of the table. */
 static int module_disjoint(const struct kc_check *c, int32_t w, int32_t rd,
-                           const struct slot *sets, kc_alloc_lookup_fn lookup)
+                           const struct scratch *sc, kc_alloc_lookup_fn lookup)
 {
     if (!lookup)
         return 0;
-    const struct slot *known;
-    if (c->accesses[w].indirect == 2 && sets[rd].n >= 0)
-        known = &sets[rd];
-    else if (c->accesses[rd].indirect == 2 && sets[w].n >= 0)
-        known = &sets[w];
+    struct view known, vw = view_of(sc, (uint32_t)w), vr = view_of(sc, (uint32_t)rd);
+    if (c->accesses[w].indirect == 2 && vr.n >= 0)
+        known = vr;
+    else if (c->accesses[rd].indirect == 2 && vw.n >= 0)
+        known = vw;
     else
         return 0;
-    for (int k = 0; k < known->n; k++) {
-        i128 x = known->p[k].lo, hi = known->p[k].hi;
+    for (int k = 0; k < known.n; k++) {
+        i128 x = known.p[k].lo, hi = known.p[k].hi;
         while (x < hi) {
             uint64_t base, size;
             if (x < 0 || x >= ((i128)1 << 64) || !lookup((uint64_t)x, &base, &size))
@@ -1214,10 +1505,11 @@ enum kc_verdict kc_check_eval_general(const struct kc_check *c, const unsigned c
         return KC_NOT_PROVEN;
     }
     struct slot *v = sc->slots, *sets = sc->sets;
-    if (!run_program(c, v, params, psize, grid, block)) {
+    if (!run_program(c, v, params, psize, grid, block, sc->tmp)) {
         *rule = KC_RULE_NO_LAYOUT;
         return KC_NOT_PROVEN;
     }
+    memset(sc->is_big, 0, c->n_accesses);
     for (uint32_t k = 0; k < c->n_accesses; k++) {
         sets[k].n = -2;
         if (c->accesses[k].kind == 3 && v[c->accesses[k].addr_slot].n != 0 &&
@@ -1226,21 +1518,33 @@ enum kc_verdict kc_check_eval_general(const struct kc_check *c, const unsigned c
             return KC_NOT_IDEMPOTENT;
         }
     }
+    if (c->n_expand) {
+        const uint32_t dims[6] = {block[0], block[1], block[2], grid[0], grid[1], grid[2]};
+        uint8_t *want = sc->want; /* the accesses of pairs */
+        memset(want, 0, c->n_accesses);
+        for (uint32_t k = 0; k < c->n_pairs; k++)
+            want[c->pairs[k][0]] = want[c->pairs[k][1]] = 1;
+        if (!expand_sets(c, sc, v, params, psize, dims, lookup, want)) {
+            *rule = KC_RULE_INTERNAL;
+            return KC_NOT_PROVEN;
+        }
+    }
     int unknown = 0;
     for (uint32_t k = 0; k < c->n_pairs; k++) {
         int32_t w = c->pairs[k][0], r = c->pairs[k][1];
-        if (sets[w].n == -2)
+        if (!sc->is_big[w] && sets[w].n == -2)
             byte_set(c, (uint32_t)w, v, params, psize, lookup, &sets[w]);
-        if (sets[r].n == -2)
+        if (!sc->is_big[r] && sets[r].n == -2)
             byte_set(c, (uint32_t)r, v, params, psize, lookup, &sets[r]);
-        if (sets[w].n == 0 || sets[r].n == 0)
+        struct view vw = view_of(sc, (uint32_t)w), vr = view_of(sc, (uint32_t)r);
+        if (vw.n == 0 || vr.n == 0)
             continue;
-        if (sets[w].n < 0 || sets[r].n < 0) {
-            if (!residue_disjoint(c, w, r, v) && !module_disjoint(c, w, r, sets, lookup))
+        if (vw.n < 0 || vr.n < 0) {
+            if (!residue_disjoint(c, w, r, v) && !module_disjoint(c, w, r, sc, lookup))
                 unknown = 1;
             continue;
         }
-        if (!intersects(&sets[w], &sets[r]))
+        if (!intersects(vw, vr))
             continue;
         if (lattice_disjoint(c, w, r, v))
             continue;
@@ -1289,22 +1593,30 @@ void kc_ranges_add(uint64_t (*out)[2], int *n, int max, uint64_t lo, uint64_t hi
 }
 
 /* Add every piece of s (or of s intersected with t, when t is given); 0 when a piece lies
- * outside [0, 2**64) (an unbounded or wrapped range: unknown). */
-static int add_pieces(uint64_t (*out)[2], int *n, int max, const struct slot *s,
-                      const struct slot *t)
+ * outside [0, 2**64) (an unbounded or wrapped range: unknown). Both are sorted. */
+static int add_piece(uint64_t (*out)[2], int *n, int max, i128 lo, i128 hi)
 {
-    for (int i = 0; i < s->n; i++) {
-        int jn = t ? t->n : 1;
-        for (int j = 0; j < jn; j++) {
-            i128 lo = s->p[i].lo, hi = s->p[i].hi;
-            if (t)
-                lo = max2(lo, t->p[j].lo), hi = min2(hi, t->p[j].hi);
-            if (lo >= hi)
-                continue;
-            if (lo < 0 || hi > ((i128)1 << 64))
+    if (lo >= hi)
+        return 1;
+    if (lo < 0 || hi > ((i128)1 << 64))
+        return 0;
+    kc_ranges_add(out, n, max, (uint64_t)lo, (uint64_t)hi);
+    return 1;
+}
+
+static int add_pieces(uint64_t (*out)[2], int *n, int max, struct view s, const struct view *t)
+{
+    if (!t) {
+        for (int i = 0; i < s.n; i++)
+            if (!add_piece(out, n, max, s.p[i].lo, s.p[i].hi))
                 return 0;
-            kc_ranges_add(out, n, max, (uint64_t)lo, (uint64_t)hi);
-        }
+        return 1;
+    }
+    int i = 0, j = 0;
+    while (i < s.n && j < t->n) {
+        if (!add_piece(out, n, max, max2(s.p[i].lo, t->p[j].lo), min2(s.p[i].hi, t->p[j].hi)))
+            return 0;
+        if (s.p[i].hi < t->p[j].hi) i++; else j++;
     }
     return 1;
 }
@@ -1329,34 +1641,53 @@ int kc_check_ranges(const struct kc_check *c, const unsigned char *params, size_
     if (!sc)
         return -1;
     struct slot *v = sc->slots, *sets = sc->sets;
-    if (!run_program(c, v, params, psize, grid, block))
+    if (!run_program(c, v, params, psize, grid, block, sc->tmp))
         return -1;
-    int n = 0;
+    memset(sc->is_big, 0, c->n_accesses);
+    memset(sc->want, 0, c->n_accesses);
     for (uint32_t k = 0; k < c->n_accesses; k++) {
         sets[k].n = -2;
         const struct kc_access *a = &c->accesses[k];
         int wanted = which == KC_RANGES_CLOBBERED ? a->kind == 3 : kind_in(a->kind, which);
+        if (wanted && v[a->addr_slot].n != 0 && !cannot_run(v, a->guard_slot))
+            sc->want[k] = 1;
+    }
+    if (which == KC_RANGES_CLOBBERED)
+        for (uint32_t k = 0; k < c->n_pairs; k++)
+            sc->want[c->pairs[k][0]] = sc->want[c->pairs[k][1]] = 1;
+    if (c->n_expand) {
+        const uint32_t dims[6] = {block[0], block[1], block[2], grid[0], grid[1], grid[2]};
+        if (!expand_sets(c, sc, v, params, psize, dims, lookup, sc->want))
+            return -1;
+    }
+    int n = 0;
+    for (uint32_t k = 0; k < c->n_accesses; k++) {
+        const struct kc_access *a = &c->accesses[k];
+        int wanted = which == KC_RANGES_CLOBBERED ? a->kind == 3 : kind_in(a->kind, which);
         if (!wanted || v[a->addr_slot].n == 0 || cannot_run(v, a->guard_slot))
             continue;
-        byte_set(c, k, v, params, psize, lookup, &sets[k]);
-        if (sets[k].n < 0 || !add_pieces(out, &n, max, &sets[k], NULL))
+        if (!sc->is_big[k])
+            byte_set(c, k, v, params, psize, lookup, &sets[k]);
+        struct view s1 = view_of(sc, k);
+        if (s1.n < 0 || !add_pieces(out, &n, max, s1, NULL))
             return -1;
     }
     if (which != KC_RANGES_CLOBBERED)
         return n;
     for (uint32_t k = 0; k < c->n_pairs; k++) {
         int32_t w = c->pairs[k][0], r = c->pairs[k][1];
-        if (sets[w].n == -2)
+        if (!sc->is_big[w] && sets[w].n == -2)
             byte_set(c, (uint32_t)w, v, params, psize, lookup, &sets[w]);
-        if (sets[r].n == -2)
+        if (!sc->is_big[r] && sets[r].n == -2)
             byte_set(c, (uint32_t)r, v, params, psize, lookup, &sets[r]);
-        if (sets[w].n == 0 || sets[r].n == 0)
+        struct view vw = view_of(sc, (uint32_t)w), vr = view_of(sc, (uint32_t)r);
+        if (vw.n == 0 || vr.n == 0)
             continue;
-        if (sets[w].n < 0 || sets[r].n < 0)
+        if (vw.n < 0 || vr.n < 0)
             return -1;
-        if (!intersects(&sets[w], &sets[r]) || lattice_disjoint(c, w, r, v))
+        if (!intersects(vw, vr) || lattice_disjoint(c, w, r, v))
             continue;
-        if (!add_pieces(out, &n, max, &sets[w], &sets[r]))
+        if (!add_pieces(out, &n, max, vw, &vr))
             return -1;
     }
     return n;

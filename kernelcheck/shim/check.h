@@ -1,4 +1,4 @@
-/* LaunchCheck evaluation in C: the binary form of kernelcheck.launch.check (format 3),
+/* LaunchCheck evaluation in C: the binary form of kernelcheck.launch.check (format 4),
  * decoded once into a flat record and evaluated per launch with no allocation and no lock. */
 #ifndef KC_CHECK_H
 #define KC_CHECK_H
@@ -30,6 +30,14 @@ struct kc_access {
     int64_t coef[4], atom[4];
     int64_t guard_slot;   /* the access's path conditions (CMP records), or -1 */
     int64_t residue_bits; /* the address is its affine form modulo 2**residue_bits (0: no claim) */
+    int64_t expand_slot;  /* the TVAR slot of the block index it is expanded over, or -1 */
+};
+
+/* An expansion: the TVAR slot of a block index, and the slots computed from it. */
+struct kc_expand {
+    int64_t slot;
+    uint32_t n_cone;
+    uint32_t *cone;
 };
 
 struct kc_check {
@@ -38,6 +46,8 @@ struct kc_check {
     struct kc_access *accesses;
     int32_t (*pairs)[2];
     int has_indirect;
+    uint32_t n_expand;         /* distinct expansions of the accesses */
+    struct kc_expand *expand;
     struct kc_fast *fast;      /* the compiled fast path (check_fast.c), or NULL */
 };
 

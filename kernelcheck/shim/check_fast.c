@@ -18,8 +18,9 @@
  * buffer shorter than the check reads) kc_fast_eval returns -1 and the caller runs the
  * general evaluator for that launch. Checks the fast path cannot express (indirect
  * accesses in a pair, unbounded loops, opaque values of 64 bits or more, more than
- * FAST_SLOTS slots) get no compiled form. Pairs are decided on the hulls of their byte
- * ranges first; the exact lattice test (check.c) runs only when the hulls overlap. */
+ * FAST_SLOTS slots, parameter-table reads and expanded accesses) get no compiled form.
+ * Pairs are decided on the hulls of their byte ranges first; the exact lattice test
+ * (check.c) runs only when the hulls overlap. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -722,8 +723,11 @@ void kc_fast_free(struct kc_fast *f)
 
 struct kc_fast *kc_fast_compile(const struct kc_check *c)
 {
-    if (c->not_proven || c->n_program > FAST_SLOTS * 4)
-        return NULL;
+    if (c->not_proven || c->n_program > FAST_SLOTS * 4 || c->n_expand)
+        return NULL; /* expanded accesses: sets of block ranges, the general evaluator */
+    for (uint32_t k = 0; k < c->n_program; k++)
+        if (c->program[k][0] == 25)
+            return NULL; /* PARAMX: values read at offsets known only at launch */
     struct builder *B = calloc(1, sizeof *B);
     struct kc_fast *f = calloc(1, sizeof *f);
     uint8_t *need = calloc(c->n_program + 1, 1);

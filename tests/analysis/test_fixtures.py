@@ -17,11 +17,21 @@ FILES = sorted(p for d in ("sm_80", "sm_90", "nvrtc", "nvrtc12")
                for p in (ROOT / "ptx" / d).glob("*.ptx"))
 # Sound but imprecise answers (not_proven or a spurious overlap where the expectation is
 # idempotent); never a false "idempotent". Each is a known gap of the analysis.
+# Kernel name -> the instances (by index) affected, or None for all of them.
 KNOWN_IMPRECISE = {
     # The 4x-unrolled main loop after the remainder loop: that its last access stays below n
     # follows from the trip count being a multiple of 4 (a division fact), which interval
     # bounds do not see; only the adjacent placement is affected.
-    "copy_gridstride_i64",
+    "copy_gridstride_i64": None,
+    # The 16-byte vector path of the foreach negation: its loop tests 4*i < n, a multiple
+    # of the induction variable, which caps no thread's last index (only i < n itself does),
+    # so the chunk of 488 elements is taken as 512 and the y chunk placed right after x[0]
+    # seems to meet it.
+    "_Z14apply_to_listsI14TensorListMetaILi2EE13NegateFunctorJEEvT_T0_DpT1_": (3,),
+    # The inner product's 4x-unrolled loop counts down from k - k % 4 by 4: its reads get no
+    # byte range, and a pointer read from a table in the parameter buffer has no allocation
+    # of a parameter to bound them, so every instance is not proven.
+    "gemm_batched_pointers": None,
 }
 
 
@@ -55,7 +65,8 @@ def test_fixture_classes_and_instances(path):
         expected = EXPECTED[name]
         assert summary.kernel_class == expected["class"], (name, summary.reasons)
         function = module.get_function(name)
-        for instance in expected.get("instances", []):
+        imprecise = KNOWN_IMPRECISE.get(name, ())
+        for number, instance in enumerate(expected.get("instances", [])):
             verdict = evaluate(summary.launch_check,
                                param_bytes(function, instance, expected["param_names"]),
                                instance["grid"], instance["block"],
@@ -63,5 +74,6 @@ def test_fixture_classes_and_instances(path):
             if instance["verdict"] == "not_idempotent":
                 # Never a false "idempotent".
                 assert verdict.verdict != "idempotent", (name, instance)
-            if name not in KNOWN_IMPRECISE:
+            if name not in KNOWN_IMPRECISE or imprecise is not None and (
+                    number not in imprecise):
                 assert verdict.verdict == instance["verdict"], (name, instance, verdict)

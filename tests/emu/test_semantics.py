@@ -150,3 +150,52 @@ def test_atomics_follow_lane_order():
     assert emu.copy_dtoh(t, 32, np.uint32).tolist() == [0, 1, 2, 3, 4, 0, 1, 2]
     assert res.trace.verdict == "not_idempotent"
     assert res.trace.atomics[0].op == "inc" and not res.trace.atomics[0].idempotent_in_effect
+
+
+_INDEXED_PARAM = HEAD + """.visible .entry k(.param .u64 out, .param .align 8 .b8 t[40])
+{
+  .reg .b32 %r<6>; .reg .b64 %rd<8>;
+  ld.param.u64 %rd1, [out];
+  mov.b64 %rd2, t;
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd3, %r1, 4;
+  add.s64 %rd4, %rd2, %rd3;
+  ld.param.u32 %r2, [%rd4+4];
+  ld.param.s8 %r3, [%rd4+4];
+  add.s32 %r4, %r2, %r3;
+  mul.wide.u32 %rd5, %r1, 4; add.s64 %rd6, %rd1, %rd5; st.global.u32 [%rd6], %r4;
+  ret;
+}"""
+
+
+def test_param_read_through_a_kernel_parameter_address_indexes_the_buffer():
+    # ld.param [%r+imm] with %r = the parameter's address plus a per-thread index: a by-value
+    # array (a table of pointers and sizes) read at each thread's offset.
+    table = np.array([0, 5, 6, 0x80, 8, 9, 10, 11, 12, 13], dtype=np.uint32)
+    emu = Emulator()
+    out = emu.alloc(4 * 9)
+    emu.launch(emu.load_module(_INDEXED_PARAM), "k", grid=(1,), block=(9,),
+               params=[out, table.tobytes()])
+    got = emu.copy_dtoh(out, 4 * 9, np.uint32)
+    want = [(int(v) + int(np.int8(v & 0xFF))) & 0xFFFFFFFF for v in table[1:]]
+    assert got.tolist() == want
+
+
+def test_param_read_through_a_register_past_the_buffer_faults():
+    emu = Emulator()
+    out = emu.alloc(4 * 16)
+    with pytest.raises(MemoryFault, match="past the end of the kernel parameters"):
+        emu.launch(emu.load_module(_INDEXED_PARAM), "k", grid=(1,), block=(16,),
+                   params=[out, bytes(40)])
+
+
+def test_store_to_param_through_a_register_address_is_unsupported():
+    ptx = HEAD + """.visible .entry k(.param .align 8 .b8 t[16])
+{
+  .reg .b32 %r<2>; .reg .b64 %rd<3>;
+  mov.b64 %rd1, t; mov.u32 %r1, 1;
+  st.param.u32 [%rd1+4], %r1;
+  ret;
+}"""
+    with pytest.raises(UnsupportedFeature, match="through a register address"):
+        Emulator().load_module(ptx)

@@ -94,7 +94,8 @@ def test_stmatrix_is_the_inverse_of_ldmatrix():
     assert (raw == expected[:, None]).all()
 
 
-@pytest.mark.parametrize("bad", ["mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32",
+@pytest.mark.parametrize("bad", ["mma.sync.aligned.m16n8k16.row.row.f32.f16.f16.f32",
+                                 "mma.sync.aligned.m8n8k4.row.col.f16.f16.f16.f32",
                                  "mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"])
 def test_shapes_not_run_are_unsupported(bad):
     from kernelcheck.errors import UnsupportedFeature
@@ -136,4 +137,56 @@ def test_wmma_load_mma_store_compute_the_product(a_layout):
     emu.launch(emu.load_module(ptx), "k", grid=(1,), block=(32,), params=ptrs)
     got = emu.copy_dtoh(ptrs[2], c.nbytes, np.float32).reshape(16, 16)
     expected = (a.astype(np.float64) @ b.astype(np.float64) + c).astype(np.float32)
+    assert np.array_equal(got, expected)
+
+
+def _m8n8k4_positions(lane: int, a_layout: str, b_layout: str):
+    """(product, row, col) of each fragment element of ``lane`` for mma.m8n8k4 on .f16, from
+    the formulas of PTX ISA 9.7.14.5.1: A, B, C (.f16), C (.f32)."""
+    q, r, h = (lane >> 2) & 3, lane % 4, 4 if lane >= 16 else 0
+    a = [(q, r + h, i) if a_layout == "row" else (q, i + h, r) for i in range(4)]
+    b = [(q, r, i + h) if b_layout == "row" else (q, i, r + h) for i in range(4)]
+    c16 = [(q, r + h, i) for i in range(8)]
+    c32 = [(q, (lane & 1) + (i & 2) + h, (i & 4) + (lane & 2) + (i & 1)) for i in range(8)]
+    return a, b, c16, c32
+
+
+@pytest.mark.parametrize("a_layout", ["row", "col"])
+@pytest.mark.parametrize("b_layout", ["row", "col"])
+@pytest.mark.parametrize("ctype", ["f16", "f32"])
+def test_mma_m8n8k4_f16_computes_four_products_by_quad_pairs(a_layout, b_layout, ctype):
+    rng = np.random.default_rng(5)
+    A = rng.integers(-4, 5, size=(4, 8, 4)).astype(np.float16)
+    B = rng.integers(-4, 5, size=(4, 4, 8)).astype(np.float16)
+    C = rng.integers(-8, 9, size=(4, 8, 8)).astype(np.float16)
+    # Each lane's registers: 2 words of A, 2 of B, then 4 (f16) or 8 (f32) of C.
+    words = np.zeros((32, 12), dtype=np.uint32)
+    for lane in range(32):
+        pa, pb, c16, c32 = _m8n8k4_positions(lane, a_layout, b_layout)
+        halves = np.array([A[p] for p in pa] + [B[p] for p in pb], dtype=np.float16)
+        words[lane, :4] = halves.view(np.uint16).astype(np.uint32).reshape(4, 2) @ [1, 1 << 16]
+        if ctype == "f16":
+            ch = np.array([C[p] for p in c16], dtype=np.float16).view(np.uint16)
+            words[lane, 4:8] = ch.astype(np.uint32).reshape(4, 2) @ [1, 1 << 16]
+        else:
+            words[lane, 4:] = np.array([C[p] for p in c32], dtype=np.float32).view(np.uint32)
+    nc = 4 if ctype == "f16" else 8
+    c_regs = ", ".join(f"%r{k}" for k in range(14, 14 + nc))
+    d_regs = ", ".join(f"%r{k}" for k in range(30, 38))
+    body = f"""
+  ld.param.u64 %rd2, [w]; mul.wide.u32 %rd3, %r1, 48; add.s64 %rd2, %rd2, %rd3;
+  ld.global.v4.u32 {{%r10, %r11, %r12, %r13}}, [%rd2];
+  ld.global.v4.u32 {{%r14, %r15, %r16, %r17}}, [%rd2+16];
+  ld.global.v4.u32 {{%r18, %r19, %r20, %r21}}, [%rd2+32];
+  mma.sync.aligned.m8n8k4.{a_layout}.{b_layout}.f32.f16.f16.{ctype} {{{d_regs}}},
+      {{%r10, %r11}}, {{%r12, %r13}}, {{{c_regs}}};
+  st.global.v4.u32 [%rd9], {{%r30, %r31, %r32, %r33}};
+  st.global.v4.u32 [%rd9+16], {{%r34, %r35, %r36, %r37}};"""
+    raw = run_kernel(body, 32, inputs={"w": words}, out_words=8)
+    expected = (np.einsum("qmk,qkn->qmn", A.astype(np.float64), B.astype(np.float64))
+                + C).astype(np.float32)
+    got = np.zeros((4, 8, 8), dtype=np.float32)
+    for lane in range(32):
+        for i, p in enumerate(_m8n8k4_positions(lane, a_layout, b_layout)[3]):
+            got[p] = raw[lane, i].view(np.float32)
     assert np.array_equal(got, expected)

@@ -79,13 +79,18 @@ def test_defs_and_uses(text, expected_defs, expected_uses):
 
 
 def test_call_passes_arguments_through_param_memory():
-    function = snippet(DECLS + """
+    from kernelcheck.ptx.parser import parse_ptx
+
+    from .conftest import HEADER
+
+    module = parse_ptx(HEADER + ".extern .func (.param .b32 r) f (.param .b64 a);\n"
+                       ".visible .entry k()\n{\n" + DECLS + """
     { .param .b64 param0; .param .b32 retval0;
       st.param.b64 [param0], %rd1;
       call.uni (retval0), f, (param0);
       ld.param.b32 %r1, [retval0]; }
-    """)
-    store, call, load = function.instructions
+    }""")
+    store, call, load = module.get_function("k").instructions
     assert (defs(call), uses(call)) == ((), ())
     assert uses(store) == ("%rd1",) and memory_space(store) == "param"
     assert defs(load) == ("%r1",) and memory_space(load) == "param"

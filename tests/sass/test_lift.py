@@ -226,3 +226,25 @@ def test_printf_address_loaded_in_an_earlier_block_is_still_printf():
         "EXIT",                               # 0xb0
     ], directives=table)
     assert summary.kernel_class == "always", summary.reasons
+
+
+def test_constant_bank_read_at_a_register_offset_reads_the_parameter_table():
+    # LDC.64 R2, c[0x0][R4+0x210]: block b reads the pointer at parameter byte 8*b (a
+    # by-value table of pointers); the launch check reads it from the buffer (PARAMX) and
+    # expands the access block by block.
+    summary = _kernel([
+        "S2R R0, SR_CTAID.X",
+        "S2R R1, SR_TID.X",
+        "IMAD.SHL.U32 R4, R0, 0x8, RZ",
+        "LDC.64 R2, c[0x0][R4+0x210]",
+        "LDC.U8 R5, c[0x0][R0+0x230]",
+        "IMAD.WIDE.U32 R2, R1, 0x4, R2",
+        "STG.E desc[UR4][R2.64], R5",
+        "EXIT",
+    ], params=(("param_0", "b8", 0),))
+    assert summary.kernel_class == "always"
+    assert _write_terms(summary) == ["(4*%tid.x + param[8*%ctaid.x])"]
+    check = summary.launch_check
+    assert any(op == 25 for op, *_ in check.program)  # PARAMX
+    (write,) = check.accesses
+    assert check.program[write.expand_slot][:2] == (3, 3)  # TVAR %ctaid.x
