@@ -2,8 +2,9 @@
 
 An `atom.exch` of a value loaded through a generic address is not idempotent in effect: the
 address may reach shared memory, which holds another value when the launch runs again (a
-plain global load is a read the oracle records, and does not taint). A device function's parameter is tainted only if
-a call passes it a tainted value, and a value a call returns is tainted if the callee's is.
+plain global load is a read the oracle records, and does not taint). A device function's
+parameter is tainted only if a call passes it a tainted value, and a value a call returns is
+tainted if the callee's is.
 """
 
 from __future__ import annotations
