@@ -1,6 +1,17 @@
 """Recovery and fault injection on every fixture workload: outcomes, saved bytes, overhead.
 
-Run: ``python bench/bench_recovery.py [--trials 1000] [--seed 2026] [--out docs/recovery]``
+Run: ``python bench/bench_recovery.py [--trials 1000] [--seed 2026] [--out docs/recovery]
+[--part all|campaign|sequence|floors]``
+
+* Saved bytes at the floor (printed last, one table): per workload (the training-step
+  sequence, verified per launch and per step, and the fixture mix), the bytes a full
+  checkpoint of every written allocation takes, the bytes saved with the hull byte sets
+  of the launch-time verdict (``affine_footprint=False``, the engine before affine
+  narrowing), the bytes saved now (default engine, and the campaign's settings), the
+  *floor* the emulator oracle measures for the same launches
+  (:mod:`kernelcheck.recovery.report`) and saved over floor; then the fault campaign's
+  detected faults recovered byte-exactly. ``--part floors`` prints the table without the
+  campaign (about a minute).
 
 * Campaigns: ``--trials`` trials per kernel group (register flips per NVBitFI group, double
   flips, store-value flips, memory flips after the launch, launch failures) over every
@@ -23,6 +34,7 @@ Run: ``python bench/bench_recovery.py [--trials 1000] [--seed 2026] [--out docs/
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import statistics
 import sys
@@ -43,6 +55,8 @@ from kernelcheck.recovery.session import KernelModule  # noqa: E402
 CONFIG = RecoveryConfig(redundant="replayable", write_guard=True, indirect_write_saves=True)
 #: The same without the indirect-write saves (the default engine), for the saved-byte ratio.
 LEAN = RecoveryConfig(redundant="replayable", write_guard=True)
+#: The default engine with the hull byte sets (before the affine narrowing).
+HULL = dataclasses.replace(LEAN, affine_footprint=False)
 
 GROUPS = [("single", "G_FP32"), ("single", "G_FP64"), ("single", "G_LD"), ("single", "G_PR"),
           ("single", "G_OTHERS"), ("double", "G_GP"), ("store", "-"), ("mem-after", "-"),
@@ -114,7 +128,8 @@ def _launch_all(s, mods, n, big, bufs, lr):
 
 
 def training_sequence(steps: int = 3, n: int = 128, big: int = 1 << 18,
-                      config: RecoveryConfig | None = None, sync: str = "step") -> dict:
+                      config: RecoveryConfig | None = None, sync: str = "step",
+                      trace: bool = True) -> dict:
     """Saved bytes of an application-like launch sequence (see the module documentation).
 
     ``n`` x ``n`` f32 weights, inputs, activations and gradients (matmul ``H = W X``, ReLU,
@@ -122,14 +137,14 @@ def training_sequence(steps: int = 3, n: int = 128, big: int = 1 << 18,
     ``W -= lr M`` in place), then two rounds of a ping-pong Jacobi stencil over ``big``
     floats; one synchronization per step (``sync="step"``: a launch also saves the bytes it
     overwrites that earlier launches of the step read) or after every launch
-    (``sync="launch"``).
+    (``sync="launch"``). With ``trace`` the emulator's oracle gives each launch's floor.
     """
     import numpy as np
 
     from kernelcheck.emu.emulator import Emulator
     ptx = Path(__file__).resolve().parents[1] / "fixtures" / "ptx" / "sm_80"
     emu = Emulator()
-    device = EmulatorDevice(emu)
+    device = EmulatorDevice(emu, trace=trace)
     nn = n * n
     sizes = [4 * nn] * 6 + [4 * ((nn + 255) // 256), 4 * big, 4 * big]
     bufs = [device.alloc(sz) for sz in sizes]
@@ -155,20 +170,115 @@ def training_sequence(steps: int = 3, n: int = 128, big: int = 1 << 18,
     launches = session.report().launches
     per: dict = {}
     for r in launches:
-        d = per.setdefault(r.kernel, {"launches": 0, "saved": 0, "whole": 0, "plans": set()})
+        d = per.setdefault(r.kernel, {"launches": 0, "saved": 0, "whole": 0, "floor": 0,
+                                      "plans": set()})
         d["launches"] += 1
         d["saved"] += r.saved_bytes
         d["whole"] += r.written_allocation_bytes or 0
+        d["floor"] = None if d["floor"] is None or r.floor_bytes is None else (
+            d["floor"] + r.floor_bytes)
         d["plans"].add(r.plan_mode)
     saved = sum(r.saved_bytes for r in launches)
     whole = sum(r.written_allocation_bytes or 0 for r in launches)
+    report = session.report()
     return {"sync": sync, "steps": steps, "n": n, "stencil_floats": big, "launches": len(launches),
             "saved_bytes": saved, "written_allocation_bytes": whole,
+            "floor_bytes": report.floor_bytes, "floor_missed_bytes": report.floor_missed_bytes,
             "ratio": saved / whole, "seconds": seconds,
             "idempotent_launches": sum(r.verdict == "idempotent" for r in launches),
             "per_kernel": {k: {**v, "plans": sorted(v["plans"]),
                                "share_of_saved": v["saved"] / max(1, saved)}
                            for k, v in per.items()}}
+
+
+def fixture_floors(campaign: Campaign) -> list[dict]:
+    """Per fixture target, one clean launch per setting on a tracing emulator: the bytes of
+    every allocation it writes, the floor (oracle), and per setting the bytes saved and the
+    floor bytes left unsaved (0 for a sound plan)."""
+    settings = (("hull", HULL), ("now", LEAN), ("campaign", CONFIG))
+    out = []
+    for k in range(len(campaign.specs)):
+        p = campaign.prepared(k)
+        if p is None:
+            continue
+        t = p.target
+        row: dict = {"target": t.name}
+        for name, config in settings:
+            t.reset()
+            device = EmulatorDevice(t.emu, trace=True)
+            session = RecoverySession(device, config, check_cache=campaign._checks)
+            rec = session.launch(KernelModule(t.module, t.program), t.entry, grid=t.grid,
+                                 block=t.block, params=t.values, shared_bytes=t.shared_bytes)
+            written = IntervalSet(device.traces[0].written_bytes.ranges)
+            row["whole"] = sum(s for b, s in device.allocations()
+                               if written & IntervalSet(((b, b + s),)))
+            row["floor"] = rec.floor_bytes
+            row["verdict"] = rec.verdict
+            row[name] = rec.saved_bytes
+            row[name + "_missed"] = rec.floor_missed_bytes
+        out.append(row)
+    return out
+
+
+def floor_rows(sequences, fixtures) -> list[dict]:
+    """The side-by-side rows: per workload, full checkpoint, saved (hull, now, campaign),
+    floor."""
+    rows = []
+    for x in sequences:
+        rows.append({"workload": f"training step, verified per {x['sync']}",
+                     "launches": x["launches"], "full": x["written_allocation_bytes"],
+                     "hull": x["hull_saved_bytes"], "now": x["saved_bytes"], "campaign": None,
+                     "floor": x["floor_bytes"], "missed": x["floor_missed_bytes"]})
+    rows.append({"workload": "fixture mix, one launch per target", "launches": len(fixtures),
+                 **{k: sum(r[k] for r in fixtures)
+                    for k in ("hull", "now", "campaign", "floor")},
+                 "full": sum(r["whole"] for r in fixtures),
+                 "missed": sum(r[k] for r in fixtures
+                               for k in ("hull_missed", "now_missed", "campaign_missed"))})
+    return rows
+
+
+def format_floor_table(rows, recovered: tuple[int, int] | None = None) -> str:
+    def ratio(a, b):
+        return "-" if a is None or not b else f"{a / b:.2f}x"
+
+    def share(a, b):
+        return "-" if a is None or not b else f"{a:,} ({a / b:.1%})"
+
+    lines = ["| workload | launches | full checkpoint bytes | saved, hull byte sets | "
+             "saved now | saved now, campaign settings | floor (oracle) | hull / floor | "
+             "now / floor | campaign / floor | floor bytes unsaved |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        lines.append(f"| {r['workload']} | {r['launches']} | {r['full']:,} | "
+                     f"{share(r['hull'], r['full'])} | {share(r['now'], r['full'])} | "
+                     f"{share(r['campaign'], r['full'])} | {share(r['floor'], r['full'])} | "
+                     f"{ratio(r['hull'], r['floor'])} | {ratio(r['now'], r['floor'])} | "
+                     f"{ratio(r['campaign'], r['floor'])} | {r['missed']} |")
+    if recovered is not None:
+        done, detected = recovered
+        lines.append(f"\ndetected faults recovered byte-exactly (campaign settings): "
+                     f"{done} / {detected} ({done / max(1, detected):.2%})")
+    return "\n".join(lines)
+
+
+def excess(fixtures, top: int = 12) -> str:
+    """The fixture targets whose saved bytes exceed the floor most (default engine)."""
+    rows = sorted(fixtures, key=lambda r: r["floor"] - r["now"])[:top]
+    return "\n".join(f"  {r['target']:40.40s} {r['verdict']:15s} saved {r['now']:7d} "
+                      f"floor {r['floor']:7d}" for r in rows if r["now"] > r["floor"])
+
+
+def sequences() -> list[dict]:
+    """The training-step sequence per launch and per step, with and without affine
+    narrowing of the clobbered sets."""
+    out = []
+    for sync in ("launch", "step"):
+        x = training_sequence(sync=sync)
+        x["hull_saved_bytes"] = training_sequence(sync=sync, config=HULL,
+                                                  trace=False)["saved_bytes"]
+        out.append(x)
+    return out
 
 
 def _ratios(plans) -> dict:
@@ -185,10 +295,12 @@ def main() -> int:
     ap.add_argument("--trials", type=int, default=1000, help="trials per kernel group")
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--out", default="docs/recovery", help="output stem (csv, json, png)")
-    ap.add_argument("--part", choices=("all", "campaign", "sequence"), default="all")
+    ap.add_argument("--part", choices=("all", "campaign", "sequence", "floors"),
+                    default="all")
     args = ap.parse_args()
-    if args.part in ("all", "sequence"):
-        seq = [training_sequence(sync="step"), training_sequence(sync="launch")]
+    seq = []
+    if args.part in ("all", "sequence", "floors"):
+        seq = sequences()
         for x in seq:
             print(x["sync"], f"{x['ratio']:.2%}",
                   {k: f"{v['share_of_saved']:.0%}" for k, v in x["per_kernel"].items()})
@@ -197,6 +309,16 @@ def main() -> int:
         if args.part == "sequence":
             return 0
     campaign = Campaign(_specs(), CONFIG)
+    floors = []
+    if args.part in ("all", "floors"):
+        floors = fixture_floors(campaign)
+        Path(args.out).with_name(Path(args.out).name + "_floors.json").write_text(
+            json.dumps(floors, indent=1))
+        print("fixture targets saving most above the floor (default engine):")
+        print(excess(floors))
+        if args.part == "floors":
+            print(format_floor_table(floor_rows(seq, floors)))
+            return 0
     start = time.perf_counter()
     plans = plans_and_oracle(campaign)
     lean = plans_and_oracle(campaign, LEAN)
@@ -234,6 +356,8 @@ def main() -> int:
     print(write_figure(rows, stem.with_suffix(".png"),
                        "Fixture workloads: outcomes by kernel group "
                        "(left: no recovery; right, hatched: with recovery)"))
+    if floors:
+        print(format_floor_table(floor_rows(seq, floors), (recovered, len(detected))))
     return 0
 
 

@@ -10,8 +10,9 @@ expected outputs come from its mod.rs (bench/zluda_tests.py).
 
 Every test ends in one of: passed, wrong value (an output differs), unsupported (the
 emulator names a construct it lacks, at file:line:col), parse error (the PTX front end rejects
-the file), crashed (a traceback, a kernel fault on the emulator, or a timeout), or no
-expected output (ZLUDA tests that only check compilation). The report lists the failures by
+the file), kernel fault (the kernel itself fails on the emulator, in one line: an access out
+of bounds, a trap), crashed (a traceback, a timeout or any other ending), or no expected
+output (ZLUDA tests that only check compilation). The report lists the failures by
 cause; ``--json`` writes every result.
 """
 
@@ -35,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 from bench.zluda_tests import launch_document, read_mod_rs  # noqa: E402
 
 SUITE = ROOT / "bench" / "isa_suite"
-STATUSES = ("passed", "wrong value", "unsupported", "parse error", "crashed",
+STATUSES = ("passed", "wrong value", "unsupported", "parse error", "kernel fault", "crashed",
             "no expected output")
 _UNSUPPORTED = re.compile(r"kernelcheck: error: (?P<where>\S+:\d+:\d+): unsupported: (?P<what>.*)")
 _LOCATED = re.compile(r"kernelcheck: error: (?P<file>[^:\s]+\.ptx):(?P<line>\d+):(?P<col>\d+): "
@@ -57,7 +58,7 @@ def classify(name: str, returncode: int, stdout: str, stderr: str) -> Result:
     if "Traceback (most recent call last)" in stderr:
         return Result(name, "crashed", last)
     if returncode == 1 and "kernel failed: " in last:
-        return Result(name, "crashed", last.partition("kernel failed: ")[2])
+        return Result(name, "kernel fault", last.partition("kernel failed: ")[2])
     if returncode == 1:
         differing = [line.strip() for line in stdout.splitlines()
                      if line.startswith("  ") and "expected" in line]

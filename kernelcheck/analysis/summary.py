@@ -350,6 +350,20 @@ def _self_clobber(reads, writes, guarded_by, assumed=frozenset()) -> tuple[tuple
     return None, seconds
 
 
+def _skipped_at_launch(clobber, guarded_by, writes) -> bool:
+    """Whether a launch may skip the self-clobbering ``(read, write)`` pair and still write:
+    a literal of the pair's launch-check guard has one value for the whole launch
+    (parameters, launch dimensions and constants only: ``mode == 0`` of ``@!p`` with
+    ``setp.ne.s32 p, mode, 0``) and some global write does not need it. Such a kernel is
+    "conditional", not "never": the pair stays in the LaunchCheck, which finds the literal
+    false at launch and drops the pair only then. A literal that every write needs
+    (``0 < n`` before all of a grid-stride loop) leaves the class "never", as ``i < n``
+    does (a launch that writes nothing is not a reason to call the kernel conditional)."""
+    literals = [lit for a in clobber for lit in _launch_literals(a, guarded_by[id(a)])
+                if is_launch_constant(lit.a) and is_launch_constant(lit.b)]
+    return any(lit not in guard_literals(w.guard) for lit in literals for w in writes)
+
+
 def _constant_overlap(r: SymbolicAccess, w: SymbolicAccess) -> bool:
     """Whether the write's address is the read's plus a constant ``c`` with the two byte
     ranges sharing a byte (``-w.width < c < r.width``): a word read as a vector and one of
@@ -506,7 +520,7 @@ def analyze_kernel(module: Module, function: Function,
     # else the kernel writes: more writes cannot make an instance idempotent again.
     if bad_atomics:
         kernel_class = "never"
-    elif clobber is not None:
+    elif clobber is not None and not _skipped_at_launch(clobber, guarded_by, writes):
         kernel_class = "never"
         r, w = clobber
         reasons.append(f"{_describe_base(w)}[...] is read ({where(r)}) and then written "

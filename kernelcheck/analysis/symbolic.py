@@ -88,6 +88,7 @@ from kernelcheck.ir.inlining import (
     size_reason,
 )
 from kernelcheck.ir.nodes import (
+    VECTOR_ELEMENTS,
     Address,
     Function,
     Immediate,
@@ -831,11 +832,13 @@ class _Walker:
                 and operand.base.name in state.shared:
             return  # generic address derived from a shared/local window: not global
         if type(operand) is Address and type(operand.base) is Symbol:
-            decl = next((v for v in self.module.variables if v.name == operand.base.name), None)
+            # A variable as the address (also of a generic access: its generic address, ISA
+            # 6.4.1) is in the variable's state space; the function's own declarations come
+            # first, as they shadow the module's.
+            name = operand.base.name
+            decl = next((v for v in self.function.local_variables if v.name == name), None) \
+                or next((v for v in self.module.variables if v.name == name), None)
             if decl is not None and decl.space in ("shared", "local", "const"):
-                return
-            if decl is None and any(v.name == operand.base.name and v.space in (
-                    "shared", "local") for v in self.function.local_variables):
                 return
         if not width and space in ("global", "generic"):
             # Without a width the byte range is unknown: never record an empty access.
@@ -894,15 +897,19 @@ class _Walker:
         predicates: dict = {}
         for param, arg in zip(callee.params, args, strict=False):
             if param.space == "reg":
-                # A .reg parameter holds the argument's value (ISA 5.1.6.4).
-                if callee.register_types.get(param.name) == "pred":
-                    predicates[param.name] = state.preds[arg.name] if type(
-                        arg) is Register and arg.name in state.preds else POpaque(
-                        f"arg:{param.name}")
-                else:
-                    value = self._value(arg, state)
-                    registers[param.name] = value if isinstance(value, Term) else Opaque(
-                        f"arg:{param.name}", 64)
+                # A .reg parameter holds the argument's value (ISA 5.1.6.4); a vector one
+                # (.reg .v2 .u32 p) is its element registers p.x, p.y, bound one by one to
+                # the elements of the caller's vector register. A parameter left unbound
+                # (shapes that do not match) reads as an unknown value of its own.
+                for inner, outer in _register_bindings(param, arg):
+                    if callee.register_types.get(inner) == "pred":
+                        predicates[inner] = state.preds[outer.name] if type(
+                            outer) is Register and outer.name in state.preds else POpaque(
+                            f"arg:{inner}@{instr.index}{self.suffix}")
+                    else:
+                        value = self._value(outer, state)
+                        registers[inner] = value if isinstance(value, Term) else \
+                            self._fresh(f"arg:{inner}@{instr.index}")
             elif type(arg) is Symbol:
                 bindings[param.name] = dict(self.callparams.get(arg.name, {}))
         guard = state.guard + ((self._guard_pred(instr, state),) if instr.guard else ())
@@ -934,13 +941,19 @@ class _Walker:
                         self.last_pending.setdefault((ret_arg.name, offset), []).append(
                             first + k)
         for ret_param, ret_arg in zip(callee.return_params, rets, strict=False):
-            if ret_param.space == "reg" and type(ret_arg) is Register:
-                # A .reg return value: not followed through the callee, so opaque.
-                if self.function.register_types.get(ret_arg.name) == "pred":
-                    state.preds[ret_arg.name] = POpaque(f"call@{instr.index}")
+            if ret_param.space != "reg":
+                continue
+            # A .reg return value: not followed through the callee, so opaque, one unknown
+            # value per register written (each element of a vector register; every register
+            # of the operand when its shape does not match the return parameter's).
+            targets = [e for e in (ret_arg.elements if type(ret_arg) is VectorOperand
+                                   else (ret_arg,)) if type(e) is Register]
+            for target in targets:
+                tag = f"call@{instr.index}:{target.name}"
+                if self.function.register_types.get(target.name) == "pred":
+                    state.preds[target.name] = POpaque(tag + self.suffix)
                 else:
-                    self._assign(instr, state, ret_arg.name,
-                                 Opaque(f"call@{instr.index}", 64))
+                    self._assign(instr, state, target.name, self._fresh(tag, 64))
         self.callparams = {}
         if any(may_write_local(i) for i in callee.instructions):
             state.stack.clear()  # the callee may write this frame through an escaped pointer
@@ -1152,6 +1165,18 @@ def _uses_and_returns(function: Function, callee: bool):
             continue
         used.update(uses(instr))
     return used, {k: tuple(v) for k, v in slots.items() if k not in used}
+
+
+def _register_bindings(param, arg) -> list[tuple[str, object]]:
+    """``(callee register, caller operand)`` pairs of a ``.reg`` parameter: a vector
+    parameter element by element; none when the argument's shape does not match."""
+    if not param.vector:
+        return [] if type(arg) is VectorOperand else [(param.name, arg)]
+    elements = VECTOR_ELEMENTS.get(param.vector, ())
+    if type(arg) is not VectorOperand or len(arg.elements) != len(elements):
+        return []
+    return [(f"{param.name}.{e}", outer) for e, outer in zip(elements, arg.elements,
+                                                                strict=True)]
 
 
 def _dominates(idom: dict, a, b) -> bool:

@@ -124,8 +124,9 @@ class Op:
     targets: tuple[int, ...] = ()
     dests: tuple[tuple[int, str], ...] = ()
     callee: str = ""
-    call_args: tuple[str, ...] = ()
-    call_rets: tuple[str, ...] = ()
+    #: A name per argument (return value); a tuple of element registers for a vector one.
+    call_args: tuple = ()
+    call_rets: tuple = ()
 
 
 @dataclass(slots=True)
@@ -431,26 +432,83 @@ def _compile_brx(instr, cx, labels, guard, negated) -> Op:
 
 def _compile_call(instr, cx, guard, negated) -> Op:
     operands = list(instr.operands)
-    rets: tuple[str, ...] = ()
+    rets: tuple = ()
+    ret_list = ()
     if operands and type(operands[0]).__name__ == "ParenList":
-        rets = tuple(getattr(e, "name", "") for e in operands.pop(0).elements)
+        ret_list = operands.pop(0).elements
     if not operands or type(operands[0]) is not Symbol:
         raise cx.unsupported("indirect call")
     callee = operands[0].name
-    args: tuple[str, ...] = ()
+    arg_list = ()
+    if len(operands) > 2:
+        raise cx.unsupported("call with a prototype (indirect call)")
     if len(operands) > 1:
-        if type(operands[1]).__name__ != "ParenList" or len(operands) > 2:
-            raise cx.unsupported("call with a prototype (indirect call)")
-        args = tuple(getattr(e, "name", "") for e in operands[1].elements)
-    for name in args + rets:
-        # A call-scope .param variable, or a register for a .reg parameter (ISA 5.1.6.4).
-        if name not in cx.frame_params and name not in cx.reg_index:
-            raise cx.unsupported(f"call argument {name} is neither a call-scope .param nor "
-                                 "a register")
+        # A one-element list such as (5) may come from the front end as the expression.
+        arg_list = operands[1].elements if type(operands[1]).__name__ == "ParenList" else (
+            operands[1],)
+    args = tuple(_call_operand(e, cx, "argument") for e in arg_list)
+    rets = tuple(_call_operand(e, cx, "return value") for e in ret_list)
+    target = _function(cx.module, callee)
+    if target is not None:
+        for role, formals, actuals, texts in (("argument", target.params, args, arg_list),
+                                              ("return value", target.return_params, rets,
+                                               ret_list)):
+            for param, actual, element in zip(formals, actuals, texts, strict=False):
+                _check_binding(cx, callee, role, param, actual, element)
     if callee == ASSERT_FAIL and not _has_body(cx.module, callee):
         return Op(TRAP, assertion_details(args), instr, guard, negated, callee=callee,
                   call_args=args)
     return Op(CALL, None, instr, guard, negated, callee=callee, call_args=args, call_rets=rets)
+
+
+def _call_operand(element, cx, role: str):
+    """The caller's side of one call argument or return value: the name of a call-scope
+    ``.param`` variable or of a register (for a ``.reg`` parameter, ISA 5.1.6.4), or the
+    names of the element registers of a vector register (``.reg .v2 .u32`` parameters: the
+    IR's vector registers are their scalar elements, bound one by one)."""
+    kind = type(element)
+    if kind is Symbol or kind is Register:
+        if element.name in cx.frame_params or element.name in cx.reg_index:
+            return element.name
+    elif kind is VectorOperand and element.elements and all(
+            type(e) is Register and e.name in cx.reg_index for e in element.elements):
+        return tuple(e.name for e in element.elements)
+    from kernelcheck.ir.export import format_operand
+
+    try:
+        text = format_operand(element)
+    except TypeError:
+        text = repr(element)
+    raise cx.unsupported(f"call {role} {text} is neither a call-scope .param nor a register")
+
+
+def _check_binding(cx, callee: str, role: str, param, actual, element) -> None:
+    """Reject a call operand whose shape does not fit the callee's parameter."""
+    from kernelcheck.ir.export import format_operand
+    from kernelcheck.ir.nodes import VECTOR_ELEMENTS
+
+    text = format_operand(element)
+    if param.space != "reg":
+        if type(actual) is tuple or actual not in cx.frame_params:
+            raise cx.unsupported(f"call {role} {text} of {callee} is not a call-scope .param "
+                                 f"variable for .param {param.name}")
+        return
+    count = len(VECTOR_ELEMENTS.get(param.vector, ())) if param.vector else None
+    if count is None and type(actual) is tuple:
+        raise cx.unsupported(f"call {role} {text} of {callee} is a vector for the scalar "
+                             f".reg parameter {param.name}")
+    if count is not None and (type(actual) is not tuple or len(actual) != count):
+        raise cx.unsupported(f"call {role} {text} of {callee} is not a vector of {count} "
+                             f"registers for the .reg .{param.vector} parameter {param.name}")
+    if type(actual) is not tuple and actual not in cx.reg_index:
+        raise cx.unsupported(f"call {role} {text} of {callee} is not a register for the "
+                             f".reg parameter {param.name}")
+
+
+def _function(module, name: str):
+    if module is None:
+        return None
+    return next((f for f in module.functions if f.name == name), None)
 
 
 def _has_body(module, name: str) -> bool:

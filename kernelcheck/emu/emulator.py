@@ -83,6 +83,8 @@ class Program:
                 "Emulator(address_size=32))", module.filename or "")
         self.module = module
         self.symbols: dict[str, tuple[str, int]] = {}
+        #: function name -> the variables its body declares in .shared, .global, .const.
+        self.function_symbols: dict[str, dict[str, tuple[str, int]]] = {}
         self.static_shared = 0
         try:
             self._place_variables(memory)
@@ -108,7 +110,11 @@ class Program:
         return self._local
 
     def _compile(self, function: Function) -> CompiledFunction:
-        cf = compile_function(function, self.symbols, self.module, self._local)
+        symbols = self.symbols
+        own = self.function_symbols.get(function.name)
+        if own:
+            symbols = {**symbols, **own}
+        cf = compile_function(function, symbols, self.module, self._local)
         self._local = max(self._local, cf.local_size)
         self._compiled[function.name] = cf
         return cf
@@ -126,34 +132,41 @@ class Program:
         return cf
 
     def _place_variables(self, memory: DeviceMemory) -> None:
+        """Place the module's variables, and the ``.shared``, ``.global`` and ``.const``
+        variables declared inside function bodies (one instance per launch, as for module
+        variables; visible only in their function, so they go to :attr:`function_symbols`)."""
         shared = 0
-        extern_shared: list[VariableDecl] = []
-        decls: list[VariableDecl] = list(self.module.variables)
+        extern_shared: list[tuple[VariableDecl, dict]] = []
+        decls: list[tuple[VariableDecl, dict]] = [(v, self.symbols)
+                                                  for v in self.module.variables]
         for function in self.module.functions:
-            decls += [v for v in function.local_variables if v.space == "shared"]
-        for var in decls:
+            table = self.function_symbols.setdefault(function.name, {})
+            decls += [(v, table) for v in function.local_variables
+                      if v.space in ("shared", "global", "const")]
+        for var, table in decls:
             if var.space in ("global", "const"):
                 size = var.size or var.element_size
                 addr = memory.alloc(size, name=var.name)
-                self.symbols[var.name] = (var.space, addr)
+                table[var.name] = (var.space, addr)
             elif var.space == "shared":
                 if var.size is None or "extern" in var.attributes and not var.size:
-                    extern_shared.append(var)
+                    extern_shared.append((var, table))
                     continue
                 align = var.align or max(1, var.element_size)
                 shared = (shared + align - 1) // align * align
-                self.symbols[var.name] = ("shared", shared)
+                table[var.name] = ("shared", shared)
                 shared += var.size
         shared = (shared + 15) // 16 * 16
-        for var in extern_shared:
-            self.symbols[var.name] = ("shared", shared)
+        for var, table in extern_shared:
+            table[var.name] = ("shared", shared)
         self.static_shared = shared
-        for var in self.module.variables:
+        for var, table in decls:
             if var.space in ("global", "const") and var.initializer:
-                memory.copy_htod(self.symbols[var.name][1], self._initial_bytes(var))
+                memory.copy_htod(table[var.name][1], self._initial_bytes(var, table))
 
-    def _initial_bytes(self, var: VariableDecl) -> bytes:
+    def _initial_bytes(self, var: VariableDecl, table: dict | None = None) -> bytes:
         from kernelcheck.emu.values import immediate_value
+        symbols = {**self.symbols, **(table or {})}
         size = var.size or var.element_size
         base = var.type.lstrip(".")
         width = var.element_size // (int(var.vector[1:]) if var.vector else 1)
@@ -164,11 +177,12 @@ class Program:
                     {4: "f32", 8: "f64"}.get(width, base)
                 arr = immediate_value(value.value, value.kind, t)
                 out += np.asarray(arr).tobytes()[:width]
-            elif type(value) is Symbol and value.name in self.symbols:
-                out += self.symbols[value.name][1].to_bytes(width, "little")
-            elif type(value) is Expression and value.text.startswith("generic("):
+            elif type(value) is Symbol and value.name in symbols:
+                out += symbols[value.name][1].to_bytes(width, "little")
+            elif type(value) is Expression and value.text.startswith("generic(") and \
+                    value.text[len("generic("):-1] in symbols:
                 name = value.text[len("generic("):-1]
-                out += self.symbols[name][1].to_bytes(width, "little")
+                out += symbols[name][1].to_bytes(width, "little")
             else:
                 raise UnsupportedFeature(f"initializer {value!r} of {var.name}")
         return bytes(out[:size]).ljust(size, b"\0")

@@ -63,6 +63,7 @@ import numpy as np
 from kernelcheck.emu.compiler import BARRIER, BRANCH, BRX, CALL, EXIT, PLAIN, RET, TRAP, where
 from kernelcheck.emu.values import flip_bits
 from kernelcheck.errors import KernelcheckError, UnsupportedFeature
+from kernelcheck.ir.nodes import VECTOR_ELEMENTS
 
 __all__ = ["LaunchError", "DeviceAssertionError", "Batch", "Frame", "FrameState", "CallSite",
            "StepLimitReached", "run_kernel", "BitFlip"]
@@ -618,7 +619,8 @@ def _call(batch: Batch, fr: Frame, op, lanes: np.ndarray, hook=None,
                           f"it takes {len(formal)}")
     for param, arg in zip(formal, op.call_args, strict=True):
         if param.space == "reg":
-            _copy_register(fr, arg, frame, param.name, None, op)
+            for outer, inner in _register_pairs(param, arg, op):
+                _copy_register(fr, outer, frame, inner, None, op)
             continue
         if arg not in fr.params:
             raise LaunchError(f"call of {op.callee}: {arg} passed to .param {param.name}")
@@ -638,6 +640,22 @@ def _call(batch: Batch, fr: Frame, op, lanes: np.ndarray, hook=None,
         gone = _run_frame(batch, frame, lanes)
     _returned(callee, op, frame, fr, lanes)
     return gone
+
+
+def _register_pairs(param, actual, op) -> list[tuple[str, str]]:
+    """``(caller register, callee register)`` pairs of a ``.reg`` parameter: a vector one
+    (``.reg .v2 .u32 p``) element by element, ``p.x`` and ``p.y`` taking the elements of
+    the caller's vector register."""
+    if not param.vector:
+        if type(actual) is tuple:
+            raise LaunchError(f"call of {op.callee}: a vector for the .reg parameter "
+                              f"{param.name}")
+        return [(actual, param.name)]
+    elements = VECTOR_ELEMENTS.get(param.vector, ())
+    if type(actual) is not tuple or len(actual) != len(elements):
+        raise LaunchError(f"call of {op.callee}: the .reg .{param.vector} parameter "
+                          f"{param.name} takes a vector of {len(elements)} registers")
+    return [(outer, f"{param.name}.{e}") for outer, e in zip(actual, elements, strict=True)]
 
 
 def _copy_register(src_frame: Frame, src: str, dst_frame: Frame, dst: str, lanes,
@@ -664,7 +682,8 @@ def _returned(callee, op, frame: Frame, fr: Frame, lanes: np.ndarray) -> None:
     """Copy the return values of ``frame`` into the caller ``fr`` for ``lanes``."""
     for param, ret in zip(callee.function.return_params, op.call_rets, strict=False):
         if param.space == "reg":
-            _copy_register(frame, param.name, fr, ret, lanes, op)
+            for outer, inner in _register_pairs(param, ret, op):
+                _copy_register(frame, inner, fr, outer, lanes, op)
             continue
         src = frame.params[param.name]
         dst = fr.params[ret]

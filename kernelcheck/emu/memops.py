@@ -29,6 +29,8 @@ from kernelcheck.ir.nodes import Address, Register, Symbol, VectorOperand
 __all__ = ["SPACES", "Access", "guard_writes", "space_of_instruction"]
 
 SPACES = ("global", "shared", "local", "param", "const")
+#: Generic address of offset 0 of a state space's variables (see kernelcheck.emu.convert).
+_GENERIC_BASE = {"shared": SHARED_WINDOW, "local": LOCAL_WINDOW}
 _U64 = np.uint64
 
 
@@ -123,16 +125,25 @@ class _Access:
         self.offset = operand.offset
         self.symbol = None
         self.reg = -1
+        self.wrap32 = False
         self.const_addr = None
         base = operand.base
         if type(base) is Symbol:
             sym_space, addr = cx.symbol(base.name)
             if sym_space in ("kparam", "param"):
                 self.symbol = (sym_space, base.name, addr)
+            elif space == "generic":
+                # A variable used as a generic address means its generic address (ISA 6.4.1
+                # generic addressing): the .shared and .local windows, or the .global/.const
+                # address itself.
+                self.const_addr = addr + operand.offset + _GENERIC_BASE.get(sym_space, 0)
             else:
                 self.const_addr = addr + operand.offset
         elif type(base) is Register:
             self.reg = cx.reg(base.name)
+            # A 32-bit register holds a 32-bit address: [%r + imm] wraps modulo 2**32 (nvcc
+            # forms shared addresses as `base - 64*tid` and adds the offset back).
+            self.wrap32 = np.dtype(cx.reg_storage[self.reg]).itemsize <= 4
         elif base is None:
             self.const_addr = operand.offset
         else:
@@ -153,6 +164,8 @@ class _Access:
         a = reg[lanes].astype(_U64)
         if self.offset:
             a = a + _U64(self.offset & 0xFFFFFFFFFFFFFFFF)
+            if self.wrap32:
+                a &= _U64(0xFFFFFFFF)
         return a
 
     def fault(self, st, lanes, err: MemoryFault) -> MemoryFault:

@@ -28,7 +28,7 @@ oracle call more instances "not idempotent", never fewer, so it stays sound.
 
 from __future__ import annotations
 
-from kernelcheck.ir.nodes import Function, SpecialRegister
+from kernelcheck.ir.nodes import VECTOR_ELEMENTS, Function, SpecialRegister
 from kernelcheck.ir.operands import defs, uses
 
 __all__ = ["memory_tainted", "module_taint", "used_registers"]
@@ -70,7 +70,7 @@ def memory_tainted(function: Function, module=None) -> frozenset[str]:
 
     Examples
     --------
-    >>> from kernelcheck.ir.nodes import Function, SpecialRegister
+    >>> from kernelcheck.ir.nodes import VECTOR_ELEMENTS, Function, SpecialRegister
     >>> memory_tainted(Function("f", "entry", body=()))
     frozenset()
     """
@@ -79,6 +79,9 @@ def memory_tainted(function: Function, module=None) -> frozenset[str]:
         if function.name in per_function:
             return per_function[function.name]
     tainted: set[str] = set()
+    if not function.is_kernel:
+        # .reg parameters carry whatever a caller passed (.param ones are read by ld.param).
+        tainted.update(n for p in function.params if p.space == "reg" for n in _formals(p))
     flows: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
     for instr in function.instructions:
         d = defs(instr)
@@ -146,7 +149,7 @@ def module_taint(module) -> dict[str, frozenset[str]]:
                 flows.append((d, tuple((f.name, n) for n in uses(instr))))
     for f in functions.values():
         if not f.is_kernel and f.name not in called:
-            tainted.update((f.name, _formal(p)) for p in f.params)
+            tainted.update((f.name, n) for p in f.params for n in _formals(p))
     _close(tainted, flows)
     result: dict[str, set[str]] = {name: set() for name in functions}
     for fname, name in tainted:
@@ -159,8 +162,14 @@ def module_taint(module) -> dict[str, frozenset[str]]:
     return frozen
 
 
-def _formal(param) -> str:
-    return param.name if param.space == "reg" else "param:" + param.name
+def _formals(param) -> list[str]:
+    """The nodes of a formal parameter: a ``.reg`` parameter's register (a vector one's
+    element registers, ``p.x``, ``p.y``), else its ``.param`` variable."""
+    if param.space != "reg":
+        return ["param:" + param.name]
+    if param.vector:
+        return [f"{param.name}.{e}" for e in VECTOR_ELEMENTS.get(param.vector, ())]
+    return [param.name]
 
 
 def _param_symbol(operand) -> str | None:
@@ -173,7 +182,7 @@ def _param_symbol(operand) -> str | None:
 
 def _call_flows(f: Function, instr, functions: dict, flows: list, tainted: set) -> set[str]:
     """Flows of one ``call``: arguments into the callee, its return into the caller."""
-    from kernelcheck.ir.nodes import ParenList, Register, Symbol
+    from kernelcheck.ir.nodes import ParenList, Register, Symbol, VectorOperand
 
     operands = list(instr.operands)
     rets = operands.pop(0).elements if operands and type(operands[0]) is ParenList else ()
@@ -182,25 +191,35 @@ def _call_flows(f: Function, instr, functions: dict, flows: list, tainted: set) 
     callee = functions.get(operands[0].name)
     args = operands[1].elements if len(operands) > 1 and type(operands[1]) is ParenList else ()
 
-    def node(operand):
+    def nodes(operand) -> list:
+        """The caller's nodes of one operand; a vector register's elements in order."""
         if type(operand) is Register:
-            return (f.name, operand.name)
+            return [(f.name, operand.name)]
         if type(operand) is Symbol:
-            return (f.name, "param:" + operand.name)
-        return None
+            return [(f.name, "param:" + operand.name)]
+        if type(operand) is VectorOperand:
+            return [(f.name, e.name) for e in operand.elements if type(e) is Register]
+        return []
+
+    def formals(param) -> list:
+        return [(callee.name, n) for n in _formals(param)]
+
+    def pairs(outer: list, inner: list) -> list:
+        """Element by element when the shapes agree, else every node to every node."""
+        if len(outer) == len(inner):
+            return list(zip(outer, inner, strict=True))
+        return [(o, i) for o in outer for i in inner]
 
     if callee is None:
         # No body here: whatever it returns may come from memory.
-        tainted.update(n for n in map(node, rets) if n is not None)
+        tainted.update(n for ret in rets for n in nodes(ret))
         return set()
     for formal, arg in zip(callee.params, args, strict=False):
-        source = node(arg)
-        if source is not None:
-            flows.append((((callee.name, _formal(formal)),), (source,)))
+        for source, target in pairs(nodes(arg), formals(formal)):
+            flows.append(((target,), (source,)))
     for formal, ret in zip(callee.return_params, rets, strict=False):
-        target = node(ret)
-        if target is not None:
-            flows.append(((target,), ((callee.name, _formal(formal)),)))
+        for target, source in pairs(nodes(ret), formals(formal)):
+            flows.append(((target,), (source,)))
     return {callee.name}
 
 

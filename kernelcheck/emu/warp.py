@@ -1,5 +1,5 @@
-"""Warp-level instructions (PTX ISA 9.7.8.6 shfl.sync, 9.7.12.10 vote.sync, 9.7.12.11
-match.sync, 9.7.12.12 activemask, 9.7.12.13 redux.sync).
+"""Warp-level instructions (PTX ISA 9.7.8.6 shfl.sync, 9.7.12.10 vote.sync and the deprecated
+vote, 9.7.12.11 match.sync, 9.7.12.12 activemask, 9.7.12.13 redux.sync).
 
 Lanes of a batch come in aligned groups of 32 (see :mod:`kernelcheck.emu.executor`), so a warp
 is a row of the ``(lanes // 32, 32)`` reshape. Only the lanes that execute the instruction
@@ -80,9 +80,12 @@ def _shfl(instr, cx):
     return run
 
 
-@register("vote", form("pred", "sync any all uni", required=["sync", "any all uni"]),
-          form("b32", "sync ballot", required=["sync", "ballot"]))
+@register("vote", form("pred", "sync any all uni", required=["any all uni"]),
+          form("b32", "sync ballot", required=["ballot"]))
 def _vote(instr, cx):
+    """vote.sync and the deprecated vote without ``.sync`` (ISA 9.7.12, "vote"), which votes
+    over the active threads of the warp and has no membermask operand. Both take the lanes
+    executing the instruction together; an inactive lane contributes a 0 bit to ``.ballot``."""
     mode = next(m for m in instr.modifiers if m in ("any", "all", "uni", "ballot"))
     p = cx.src(instr.operands[1], "pred")
     put = cx.dst(instr.operands[0], "b32" if mode == "ballot" else "pred")

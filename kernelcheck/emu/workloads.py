@@ -1068,6 +1068,187 @@ _w("numba:histogram_numba",
                            _rand_index(p["counts_nitems"]))], _numba_hist)
 
 
+# ---------------------------------------------------------------- inline_asm_libs.cu
+def _full_u32(rng, count):
+    return rng.integers(0, 1 << 32, size=count, dtype=np.uint64).astype(U32)
+
+
+_reg_map("asm_ldg_scale_cs", "out", ["in"], F32, lambda a, p, k: F32(p["s"]) * a)
+_reg_map("asm_cutlass_guarded_epilogue", "D", ["C"], F32,
+         lambda c, p, k: F32(p["alpha"]) * c + F32(p["beta"]), rtol=1e-6, atol=1e-6)
+
+
+def _vec4_xor(x, p, g, b):
+    out = x["out"].copy()
+    k = 4 * _cnt(p, g, b, "n4")
+    out[:k] = x["in"][:k] ^ U32(p["key"] & 0xFFFFFFFF)
+    return {"out": out}
+
+
+_w("asm_vec4_xor", lambda p, g, b: [Buffer("out", U32, 0, 4 * p["n4"], output=True),
+                                    Buffer("in", U32, 0, 4 * p["n4"], _full_u32)], _vec4_xor)
+
+
+def _red_accumulate(x, p, g, b):
+    k = _cnt(p, g, b)
+    lanes = np.arange(k) & 31
+    add = np.bincount(lanes, weights=x["in"][:k].astype(F64), minlength=32)
+    return {"sum": x["sum"] + add, "count": x["count"] + U32(k)}
+
+
+_w("asm_red_accumulate",
+   lambda p, g, b: [Buffer("sum", F32, 0, 32, output=True),
+                    Buffer("count", U32, 0, 1, output=True), Buffer("in", F32, 0, p["n"])],
+   _red_accumulate, rtol=1e-4, atol=1e-4)
+_w("asm_cas_fmax",
+   lambda p, g, b: [Buffer("result", F32, 0, 1, output=True), Buffer("in", F32, 0, p["n"])],
+   lambda x, p, g, b: {"result": np.maximum(x["result"],
+                                            x["in"][:_cnt(p, g, b)].max(initial=-np.inf))})
+
+
+def _bias_tile(x, p, g, b):
+    out = x["out"].copy()
+    k = _cnt(p, g, b, "n4")
+    bias = np.repeat(x["bias"][:g[0]], 4 * b[0])[:4 * k]
+    out[:4 * k] = x["in"][:4 * k] + bias
+    return {"out": out}
+
+
+_w("asm_cp_async_bias_tile",
+   lambda p, g, b: [Buffer("out", U32, 0, 4 * p["n4"], output=True),
+                    Buffer("in", U32, 0, 4 * p["n4"], _full_u32),
+                    Buffer("bias", U32, 0, g[0], _full_u32)],
+   _bias_tile, block_required=(64, 1, 1))
+
+
+def _mma(x, p, g, b):
+    d = x["D"].copy()
+    w = max(0, min(p["tiles"], g[0]))
+    a = x["A"][:256 * w].astype(F64).reshape(w, 16, 16)
+    bt = x["B"][:128 * w].astype(F64).reshape(w, 8, 16)
+    d[:128 * w] = np.einsum("wmk,wnk->wmn", a, bt).reshape(-1)
+    return {"D": d}
+
+
+_w("asm_mma_m16n8k16",
+   lambda p, g, b: [Buffer("D", F32, 0, 128 * p["tiles"], output=True),
+                    Buffer("A", F16, 0, 256 * p["tiles"]), Buffer("B", F16, 0, 128 * p["tiles"])],
+   _mma, rtol=1e-3, atol=1e-3, block_required=(32, 1, 1))
+
+
+def _warp_sum(x, p, g, b):
+    out = x["out"].copy()
+    k = _cnt(p, g, b)
+    vals = np.zeros(-(-k // 32) * 32, dtype=F64)
+    vals[:k] = x["in"][:k]
+    out[:len(vals) // 32] = vals.reshape(-1, 32).sum(axis=1)
+    return {"out": out}
+
+
+_w("asm_warp_sum_bfly",
+   lambda p, g, b: [Buffer("out", F32, 0, (max(p["n"], 0) + 31) // 32, output=True),
+                    Buffer("in", F32, 0, p["n"])], _warp_sum, rtol=1e-4, atol=1e-4)
+
+
+def _prmt_pairs(x, p, g, b):
+    a = x["a"].copy()
+    k = _cnt(p, g, b)
+    a[1:2 * k:2] = x["a"][0:2 * k:2].byteswap()
+    return {"a": a}
+
+
+_w("asm_prmt_pairs_inplace",
+   lambda p, g, b: [Buffer("a", U32, 0, 2 * p["n"], _full_u32, output=True)], _prmt_pairs)
+
+
+def _lop3(xv, yv, p, k):
+    xv, yv = xv.astype(np.uint64), yv.astype(np.uint64)
+    perm = (xv & 0xFF) | (yv & 0xFF) << 8 | (xv >> 8 & 0xFF) << 16 | (yv >> 8 & 0xFF) << 24
+    field = xv >> 4 & 0xFFF
+    return ((perm & yv) | (perm & field) | (yv & field)).astype(U32)
+
+
+_w("asm_lop3_bfe_prmt",
+   lambda p, g, b: [Buffer("out", U32, 0, p["n"], output=True),
+                    Buffer("x", U32, 0, p["n"], _full_u32), Buffer("y", U32, 0, p["n"], _full_u32)],
+   _map("out", ["x", "y"], U32, _lop3)[1])
+
+
+def _f16x2(x, p, g, b):
+    out = x["out"].copy()
+    k = _cnt(p, g, b)
+    h = x["in"][:2 * k].astype(F16).view(np.uint16).astype(U32)
+    out[:k] = h[0::2] | h[1::2] << U32(16)
+    return {"out": out}
+
+
+_w("asm_cvt_f16x2_pack", lambda p, g, b: [Buffer("out", U32, 0, p["n"], output=True),
+                                          Buffer("in", F32, 0, 2 * p["n"])], _f16x2)
+
+
+def _scratch(x, p, g, b):
+    k = _cnt(p, g, b)
+    out, scratch = x["out"].copy(), x["scratch"].copy()
+    twice = x["in"][:k] + x["in"][:k]
+    scratch[:k] = twice
+    out[:k] = twice + x["in"][:k]
+    return {"out": out, "scratch": scratch}
+
+
+_w("asm_scratch_write_first",
+   lambda p, g, b: [Buffer("out", F32, 0, p["n"], output=True),
+                    Buffer("scratch", F32, 0, p["n"], output=True), Buffer("in", F32, 0, p["n"])],
+   _scratch)
+
+
+def _vec_rmw(x, p, g, b):
+    a = x["a"].copy()
+    k = 4 * _cnt(p, g, b, "n4")
+    a[:k] += U32(1)
+    return {"a": a}
+
+
+_w("asm_shadow_vec_rmw",
+   lambda p, g, b: [Buffer("a", U32, 0, 4 * p["n4"], output=True)], _vec_rmw)
+
+
+def _shift_copy(x, p, g, b):
+    a = x["a"].copy()
+    base = x["_offset"]["a"]
+    for i in range(_cnt(p, g, b)):
+        a[base + i + p["off"]] = x["a"][base + i]
+    return {"a": a}
+
+
+_w("asm_shift_copy_inplace",
+   lambda p, g, b: [Buffer("a", U32, min(0, p["off"]), max(p["n"], p["n"] + p["off"]),
+                           output=True)], _shift_copy)
+
+
+def _fill_or_double(x, p, g, b):
+    a = x["a"].copy()
+    k = _cnt(p, g, b)
+    a[:k] = F32(p["v"]) if p["mode"] else a[:k] + a[:k]
+    return {"a": a}
+
+
+_w("asm_fill_or_double", lambda p, g, b: [Buffer("a", F32, 0, p["n"], output=True)],
+   _fill_or_double)
+
+
+def _row_sum(x, p, g, b):
+    out = x["out"].copy()
+    k, m = _cnt(p, g, b), max(p["m"], 0)
+    out[:k] = x["in"][:k * m].astype(F64).reshape(k, m).sum(axis=1) if m else 0
+    return {"out": out}
+
+
+_w("asm_row_sum_loop",
+   lambda p, g, b: [Buffer("out", F32, 0, p["n"], output=True),
+                    Buffer("in", F32, 0, p["n"] * max(p["m"], 0))], _row_sum,
+   rtol=1e-4, atol=1e-4)
+
+
 # ---------------------------------------------------------------- the SASS fixture set
 # fixtures/src/sass/*.cu (expectations in fixtures/sass/expected.toml): the oracle runs
 # their PTX (fixtures/sass/<arch>/*.ptx) on the instances of that file.

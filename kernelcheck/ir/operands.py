@@ -194,10 +194,13 @@ def defs(instr: Instruction) -> tuple[str, ...]:
         return _sass_defs(instr)
     names: list[str] = []
     if instr.opcode == "call" and instr.operands and type(instr.operands[0]) is ParenList:
-        # call (ret), f, (args): registers in the return list are written.
+        # call (ret), f, (args): registers in the return list are written (a vector
+        # register for a .reg .v2/.v4 return value: each of its elements).
         for element in instr.operands[0].elements:
             if type(element) is Register:
                 names.append(element.name)
+            elif type(element) is VectorOperand:
+                names.extend(e.name for e in element.elements if type(e) is Register)
     elif _destination_count(instr):
         first = instr.operands[0]
         if type(first) is Register:

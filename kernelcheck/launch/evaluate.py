@@ -36,10 +36,16 @@ from kernelcheck.launch.check import (
 
 __all__ = ["InstanceVerdict", "evaluate", "evaluate_general", "compile_check",
            "lattice_may_overlap", "residue_disjoint_at_launch", "expanded_byte_sets",
-           "pack_params", "EXPAND_MAX", "PARAMX_SPAN"]
+           "pack_params", "sharp_clobbered", "affine_images", "AFFINE_BUDGET", "EXPAND_MAX",
+           "PARAMX_SPAN"]
 
 INF = 1 << 256
 _BUDGET = 4096
+#: Addresses :func:`sharp_clobbered` may enumerate per access (beyond it, the interval byte
+#: set of the access stands).
+AFFINE_BUDGET = 1 << 18
+#: Byte ranges an image keeps at most (the narrowest holes close first).
+AFFINE_RANGES = 1024
 
 
 class InstanceVerdict(NamedTuple):
@@ -767,6 +773,157 @@ def evaluate_general(check: LaunchCheck, params: bytes, grid, block,
                                f"{check.accesses[r].label} in this instance")
     return InstanceVerdict("idempotent", "disjoint" if check.pairs else "no_clobber",
                            "every written byte range is disjoint from every read range")
+
+
+def sharp_clobbered(check: LaunchCheck, params: bytes, grid, block, allocations=None,
+                    budget: int = AFFINE_BUDGET) -> IntervalSet | None:
+    """The clobbered set of :func:`evaluate_general`, narrowed by the accesses' affine forms.
+
+    :func:`evaluate_general` adds, for every pair the lattice test cannot separate, all of
+    ``ws & rs``: the common part of the two *interval* byte sets. An access whose affine form
+    is exact (the premise of the lattice test: its address equals ``c + sum(s*z)`` with each
+    atom ``z`` inside its evaluated range) touches only bytes of that form's image, which is
+    often far smaller than its hull (rows of a pitched array, every other element). Here
+    each counted pair adds ``ws & rs & image(w) & image(r)`` instead, an image being used
+    when it has at most ``budget`` addresses. The result is a subset of
+    ``evaluate_general(...).clobbered`` and, like it, a superset of every byte that one
+    access writes and another reads (pairs and non-idempotent atomics as there).
+
+    Returns ``None`` exactly when :func:`evaluate_general`'s clobbered set is unknown (or
+    the instance is ``not_proven``); an empty set when nothing is clobbered.
+
+    Examples
+    --------
+    >>> from kernelcheck.launch.check import LaunchCheck
+    >>> sharp_clobbered(LaunchCheck("e", 0, (), (), ()), b"", (1, 1, 1), (1, 1, 1))
+    IntervalSet([])
+    """
+    if check.not_proven:
+        return None
+    grid = tuple(grid) + (1,) * (3 - len(grid))
+    block = tuple(block) + (1,) * (3 - len(block))
+    if min(grid) <= 0 or min(block) <= 0:
+        return IntervalSet()
+    vals, exact = _run(check.program, params, grid, block)
+    sets: dict = {}
+    images: dict = {}
+
+    def image(k):
+        if k not in images:
+            images[k] = _affine_image(check, k, vals, exact, budget)
+        return images[k]
+
+    out = IntervalSet()
+    for k, a in enumerate(check.accesses):
+        if a.kind != ATOMIC_BAD:
+            continue
+        v = vals[a.addr_slot]
+        if v is not None and not v or _cannot_run(vals, a.guard_slot):
+            continue
+        where = _byte_set(check, k, vals, params, allocations)
+        if where is None:
+            return None
+        img = image(k)
+        out = out | (where if img is None else where & img)
+    for w, r in check.pairs:
+        for k in (w, r):
+            if k not in sets:
+                sets[k] = _byte_set(check, k, vals, params, allocations)
+        ws, rs = sets[w], sets[r]
+        if ws is not None and not ws or rs is not None and not rs:
+            continue
+        if ws is None or rs is None:
+            if not (_residue_disjoint(check, w, r, vals) or
+                    _module_disjoint(check, w, r, ws, rs, allocations)):
+                return None
+            continue
+        common = ws & rs
+        if not common or _lattice_disjoint(check, w, r, vals, exact):
+            continue
+        for k in (w, r):
+            img = image(k)
+            if img is not None:
+                common = common & img
+        out = out | common
+    return out
+
+
+def affine_images(check: LaunchCheck, params: bytes, grid, block,
+                  budget: int = AFFINE_BUDGET) -> list[IntervalSet | None]:
+    """Per access, the bytes its exact affine form can reach in this instance, or ``None``
+    (no exact form, more than ``budget`` addresses, or an image without holes: the access's
+    byte hull is then as sharp). Each image is a superset of the bytes the access touches
+    (see :func:`sharp_clobbered`); an access that cannot run may still have one."""
+    if check.not_proven:
+        return [None] * len(check.accesses)
+    grid = tuple(grid) + (1,) * (3 - len(grid))
+    block = tuple(block) + (1,) * (3 - len(block))
+    if min(grid) <= 0 or min(block) <= 0:
+        return [None] * len(check.accesses)
+    vals, exact = _run(check.program, params, grid, block)
+    return [_affine_image(check, k, vals, exact, budget) for k in range(len(check.accesses))]
+
+
+def _affine_image(check: LaunchCheck, k: int, vals, exact, budget: int) -> IntervalSet | None:
+    """Every byte ``c + sum(s*z) + [0, width)`` over the atoms' evaluated ranges, or ``None``
+    when the form is not exact for the instance or has more than ``budget`` points."""
+    import numpy as np
+
+    a = check.accesses[k]
+    if a.indirect or a.const_slot < 0 or not a.atoms or not exact[a.addr_slot]:
+        return None
+    c = _point(vals, a.const_slot)
+    if c is None or not 0 <= c < 1 << 62:
+        return None
+    terms = []
+    lo_total = hi_total = c
+    count = 1
+    for coef_slot, atom_slot in a.atoms:
+        s = _point(vals, coef_slot)
+        v = vals[atom_slot]
+        if s is None or not v:
+            return None
+        zlo, zhi = _hull(v)
+        if abs(s) * max(abs(zlo), abs(zhi)) >= 1 << 60:
+            return None
+        count *= sum(hi - lo + 1 for lo, hi in v)
+        if count > budget:
+            return None
+        lo_total += min(s * zlo, s * zhi)
+        hi_total += max(s * zlo, s * zhi)
+        terms.append((s, v))
+    if lo_total < 0 or hi_total >= 1 << 62:
+        return None
+    if all(len(v) == 1 for _, v in terms):
+        # Folded to one stride no wider than the access, the image has no hole: it is the
+        # hull, and narrows nothing.
+        merged: dict[int, list[int]] = {}
+        for s, v in terms:
+            (zlo, zhi), = v
+            if s < 0:
+                s, zlo, zhi = -s, -zhi, -zlo
+            got = merged.setdefault(s, [0, 0])
+            got[0] += zlo
+            got[1] += zhi
+        items = _fold_multiples({s: r for s, r in merged.items() if s})
+        if len(items) <= 1 and (not items or items[0][0] <= a.width):
+            return None
+    points = np.zeros(1, dtype=np.int64)
+    for s, v in terms:
+        zs = np.concatenate([np.arange(lo, hi + 1, dtype=np.int64) for lo, hi in v])
+        points = np.unique((points[:, None] + s * zs[None, :]).ravel())
+    starts = points + c
+    # Addresses closer together than the access width make one byte range.
+    breaks = np.flatnonzero(np.diff(starts) > a.width)
+    if len(breaks) >= AFFINE_RANGES:
+        # Too many pieces to walk at every launch: keep only the widest holes (closing a
+        # hole adds bytes, so the image stays a superset).
+        gaps = starts[breaks + 1] - starts[breaks]
+        keep = np.sort(np.argsort(gaps, kind="stable")[len(breaks) - AFFINE_RANGES + 1:])
+        breaks = breaks[keep]
+    lo = np.r_[starts[0], starts[breaks + 1]]
+    hi = np.r_[starts[breaks], starts[-1]] + a.width
+    return IntervalSet(zip(lo.tolist(), hi.tolist(), strict=True))
 
 
 def _point(vals, slot):

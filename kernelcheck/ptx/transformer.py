@@ -690,6 +690,12 @@ class PtxTransformer(Transformer):
         self._used_regs.add(name)
         return Register(name)
 
+    def selected_operand(self, c: list):
+        """``%r1.b0`` (a video instruction's byte or half-word selector): not modelled."""
+        token = c[0]
+        raise LocatedError(f"operand selector {token} (byte or half-word selectors of video "
+                           f"instructions)", offset=token.start_pos, unsupported=True)
+
     def expression_operand(self, c: list):
         """An operand with operators: folded when constant; ``!p`` and ``p|q`` built at
         once; anything else with names waits for the function's scopes."""

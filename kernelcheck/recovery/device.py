@@ -11,6 +11,11 @@ A device may also offer ``set_write_guard(ranges)``: the byte ranges the next la
 write (``None``: unchecked). :class:`EmulatorDevice` checks every global store and atomic
 against them (:meth:`kernelcheck.emu.memory.DeviceMemory.set_write_guard`).
 
+A device may also offer ``launch_oracle()``: the exact global bytes the last launch read,
+wrote and clobbered (:class:`LaunchOracle`), or ``None`` when it cannot say. Only the
+emulator measures them (``EmulatorDevice(trace=True)``); the recovery report uses them for
+the *floor* of each launch's saved bytes (:mod:`kernelcheck.recovery.report`).
+
 As on a real GPU, errors may surface late: with ``deferred_errors=True`` a launch error is
 held and raised by the next :meth:`EmulatorDevice.synchronize`, without saying which launch
 failed (the engine then assumes any launch since the last synchronization may have).
@@ -19,17 +24,18 @@ failed (the engine then assumes any launch since the last synchronization may ha
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
+from kernelcheck.analysis.intervals import IntervalSet
 from kernelcheck.emu.emulator import Emulator, LaunchResult, Program
 from kernelcheck.emu.executor import LaunchError
 from kernelcheck.emu.memory import MemoryFault, WriteOutsideFootprint
 from kernelcheck.errors import KernelcheckError
 from kernelcheck.ir.nodes import Module
 
-__all__ = ["DeviceError", "Device", "EmulatorDevice", "LaunchFn"]
+__all__ = ["DeviceError", "Device", "EmulatorDevice", "LaunchFn", "LaunchOracle"]
 
 #: ``fn(emu, program, kernel, launch_kwargs) -> LaunchResult``: how one launch is executed
 #: (a fault model armed on the device replaces the plain launch for one launch).
@@ -44,6 +50,17 @@ class DeviceError(KernelcheckError):
         super().__init__(message)
         self.kind = kind
         self.launch = launch
+
+
+class LaunchOracle(NamedTuple):
+    """What one launch did to global memory, measured exactly (the emulator's trace):
+    ``clobbered`` holds the bytes it both read and wrote, in any order of its threads, a
+    non-idempotent atomic counting as a read of its location
+    (:class:`kernelcheck.emu.trace.InstanceTrace`)."""
+
+    reads: IntervalSet
+    writes: IntervalSet
+    clobbered: IntervalSet
 
 
 class Device(Protocol):
@@ -95,6 +112,7 @@ class EmulatorDevice:
         self._armed: LaunchFn | None = None
         self._pending: DeviceError | None = None
         self._guard: tuple[tuple[int, int], ...] | None = None
+        self._last_trace = None
 
     # ------------------------------------------------------------------ memory
     def alloc(self, nbytes: int) -> int:
@@ -136,12 +154,15 @@ class EmulatorDevice:
               "shared_bytes": shared_bytes, "trace": self.trace,
               "step_limit": self.step_limit}
         error = None
+        self._last_trace = None
         self.emu.memory.set_write_guard(self._guard)
         try:
             result = fn(self.emu, handle, kernel, kw)
             if self.trace:
                 self.traces.append(result.trace)
+                self._last_trace = result.trace
             if not result.completed:
+                self._last_trace = None
                 error = DeviceError(f"{kernel}: launch timed out (step limit "
                                     f"{self.step_limit})", "timeout", index)
         except WriteOutsideFootprint as err:
@@ -160,6 +181,15 @@ class EmulatorDevice:
             self._pending = self._pending or error
             return
         raise error
+
+    def launch_oracle(self) -> LaunchOracle | None:
+        """The exact bytes the last launch read, wrote and clobbered; ``None`` without
+        ``trace=True``, or when the last launch did not complete."""
+        t = self._last_trace
+        if t is None:
+            return None
+        return LaunchOracle(IntervalSet(t.read_bytes.ranges), IntervalSet(t.written_bytes.ranges),
+                            IntervalSet(t.clobbered.ranges))
 
     def synchronize(self) -> None:
         """Raise the first held launch error, if any (the launch is not named)."""

@@ -13,6 +13,13 @@ The recovery engine needs three byte sets per instance, all as supersets (sound)
   atomic and which leaves out pairs whose byte set is unknown, the set here is ``None`` as
   soon as any access that matters has no known byte set.
 
+With ``sharp`` (the default) every set is narrowed by the accesses' affine forms: an
+access's bytes are cut to the image of its exact form
+(:func:`~kernelcheck.launch.evaluate.affine_images`), and a clobbering pair contributes only
+the bytes both forms can reach (:func:`~kernelcheck.launch.evaluate.sharp_clobbered`), not
+the whole overlap of the two hulls (a pitched output interleaved with its input clobbers one
+element per row, not every row; the holes between its rows are no longer in ``writes``).
+
 Everything is computed through the public
 :func:`~kernelcheck.launch.evaluate.evaluate_general` (the exact evaluator) on
 derived checks (the LaunchCheck format is public): a check whose only pair is ``(k, k)`` and
@@ -26,7 +33,7 @@ from dataclasses import dataclass, replace
 
 from kernelcheck.analysis.intervals import IntervalSet
 from kernelcheck.launch.check import ATOMIC_BAD, ATOMIC_OK, READ, WRITE, LaunchCheck
-from kernelcheck.launch.evaluate import evaluate_general
+from kernelcheck.launch.evaluate import affine_images, evaluate_general, sharp_clobbered
 
 __all__ = ["Footprint", "access_bytes", "instance_footprint", "allocations_touching",
            "clip_to_allocations",
@@ -99,7 +106,7 @@ def _union(sets) -> IntervalSet | None:
 
 
 def instance_footprint(check: LaunchCheck, params: bytes, grid, block,
-                       allocations=None) -> Footprint:
+                       allocations=None, sharp: bool = True) -> Footprint:
     """Read, written and clobbered bytes of one instance (see the module documentation).
 
     Examples
@@ -112,6 +119,10 @@ def instance_footprint(check: LaunchCheck, params: bytes, grid, block,
         return Footprint(None, None, None, check.not_proven, None)
     sets = [access_bytes(check, k, params, grid, block, allocations)
             for k in range(len(check.accesses))]
+    if sharp:
+        images = affine_images(check, params, grid, block)
+        sets = [s if s is None or img is None else s & img
+                for s, img in zip(sets, images, strict=True)]
     reads = _union(s for s, a in zip(sets, check.accesses, strict=True) if a.kind in _READS)
     writes = _union(s for s, a in zip(sets, check.accesses, strict=True) if a.kind in _WRITES)
     indirect = _union(s for s, a in zip(sets, check.accesses, strict=True)
@@ -128,6 +139,10 @@ def instance_footprint(check: LaunchCheck, params: bytes, grid, block,
     v = evaluate_general(derived, params, grid, block, allocations)
     if v.verdict == "not_idempotent" and v.clobbered is not None:
         clobbered = v.clobbered
+        if sharp:
+            narrow = sharp_clobbered(derived, params, grid, block, allocations)
+            if narrow is not None:
+                clobbered = clobbered & narrow
     elif v.verdict == "idempotent":
         clobbered = IntervalSet()
     else:

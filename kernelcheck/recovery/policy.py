@@ -58,6 +58,13 @@ class RecoveryConfig:
         by their allocation) may touch, so that a stray write of a faulty run that stays
         inside the write footprint (a corrupted scatter index or loop bound) is undone by the
         replay. Off by default: it saves whole output allocations of scatter kernels.
+    affine_footprint : bool
+        Narrow each launch's byte sets by the affine forms of its accesses
+        (:func:`~kernelcheck.launch.evaluate.affine_images`): the written bytes (so the write
+        guard also stops stores into the holes of a strided output), the read bytes, and the
+        clobbered bytes (:func:`~kernelcheck.launch.evaluate.sharp_clobbered`), each still a
+        superset of what the launch touches. Off: the accesses' byte hulls, and for the
+        clobbered bytes their overlap, as the launch-time verdict reports it.
     """
 
     not_proven: str = "save_written"
@@ -66,6 +73,7 @@ class RecoveryConfig:
     max_replays: int = 3
     write_guard: bool = True
     indirect_write_saves: bool = False
+    affine_footprint: bool = True
 
     def __post_init__(self) -> None:
         if self.not_proven not in ("save_written", "unrecoverable"):

@@ -74,6 +74,10 @@ class _Entry:
     guard: tuple[tuple[int, int], ...] | None = None
 
 
+def _size(s: IntervalSet) -> int:
+    return sum(b - a for a, b in s.ranges)
+
+
 def _default_verdict(check: LaunchCheck, function: Function, params: bytes, grid, block,
                      allocations) -> InstanceVerdict:
     return evaluate(check, params, grid, block, allocations)
@@ -108,6 +112,9 @@ class RecoverySession:
         self._detections: list[Detection] = []
         self._replays: list[Replay] = []
         self._unrecovered: list[Detection] = []
+        # Bytes the unverified launches read since they were last written (oracle, exact):
+        # the part of the floor that window saves answer for; None once unknown.
+        self._live_reads: IntervalSet | None = IntervalSet()
 
     # ------------------------------------------------------------------ context manager
     def __enter__(self) -> RecoverySession:
@@ -173,7 +180,8 @@ class RecoverySession:
         allocations = self.device.allocations()
         lc = self.launch_check(module, kernel)
         verdict = self._verdict(lc, function, raw, grid3, block3, allocations)
-        footprint = instance_footprint(lc, raw, grid3, block3, allocations)
+        footprint = instance_footprint(lc, raw, grid3, block3, allocations,
+                                       self.config.affine_footprint)
         written = written_allocations(lc, raw, allocations, footprint)
         plan = plan_launch(verdict.verdict, footprint, allocations, written, self.config,
                            self._pending_reads())
@@ -189,10 +197,14 @@ class RecoverySession:
                        plan, footprint, saved, check, compare, guard)
         self._log.append(entry)
         detection = None
+        oracle = None
         try:
             self._run(entry)
+            measure = getattr(self.device, "launch_oracle", None)
+            oracle = measure() if measure is not None else None
         except DeviceError as err:
             detection = Detection("device_error", entry.record_index, "launch", str(err))
+        floor, missed = self._floor(oracle, plan)
         t3 = time.perf_counter()
         if detection is None:
             detection = self._detect(entry, verdict.verdict)
@@ -200,7 +212,7 @@ class RecoverySession:
         written_bytes = sum(s for _, s in written) if written is not None else None
         record = LaunchRecord(entry.record_index, kernel, verdict.verdict, verdict.decided_by,
                               plan.mode, plan.nbytes, written_bytes, t3 - t2, t1 - t0,
-                              t2 - t1, t4 - t3, guard is not None)
+                              t2 - t1, t4 - t3, guard is not None, floor, missed)
         self._records.append(record)
         if detection is not None and detection.kind != "redundant":
             self._detections.append(detection)
@@ -227,6 +239,7 @@ class RecoverySession:
             else:
                 self._unrecovered.append(detection)
         self._log.clear()
+        self._live_reads = IntervalSet()
         return self.report()
 
     def report(self) -> RecoveryReport:
@@ -235,6 +248,30 @@ class RecoverySession:
                               tuple(self._replays), tuple(self._unrecovered))
 
     # ------------------------------------------------------------------ internals
+    def _floor(self, oracle, plan: SavePlan) -> tuple[int | None, int | None]:
+        """The launch's floor (bytes) and how many of them the plan did not save.
+
+        The floor is the bytes whose value before the launch a replay needs and only a save
+        can give back: those the launch both reads and writes (the oracle's clobbered set),
+        and, with window saves, those it writes that an unverified earlier launch read since
+        they were last written (a replay of the window from that launch needs them).
+        ``None`` when the device measured nothing (a real GPU, an untraced emulator, a
+        launch that failed), and for every later launch of the window after that.
+        """
+        if oracle is None:
+            self._live_reads = None
+            return None, None
+        floor = oracle.clobbered
+        if self.config.window_saves:
+            live = self._live_reads
+            self._live_reads = None if live is None else (
+                (live - oracle.writes) | (oracle.reads - oracle.writes))
+            if live is None:
+                return None, None
+            floor = floor | (oracle.writes & live)
+        missed = floor - IntervalSet(plan.ranges)
+        return _size(floor), _size(missed)
+
     def _pending_reads(self) -> IntervalSet | None:
         out = IntervalSet()
         for e in self._log:

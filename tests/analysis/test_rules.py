@@ -295,10 +295,70 @@ def test_a_callee_that_writes_global_memory_is_seen():
     assert verdict(s, out=IN) == "not_idempotent"
 
 
+SWAP = """
+.func (.reg .v2 .b64 r) swap(.reg .v2 .b64 p)
+{
+ mov.v2.b64 r, {p.y, p.x}; ret;
+}
+"""
+STORE_X = """
+.func store_x(.reg .v2 .b64 p, .reg .b32 v)
+{
+ st.global.u32 [p.x], v; ret;
+}
+"""
+# %v = {&out[i], &in[i]} after in[i] is read.
+VECTOR = """
+ .reg .v2 .b64 %v;
+ mul.wide.s32 %rd5, %r5, 4; add.s64 %rd6, %rd4, %rd5; add.s64 %rd7, %rd3, %rd5;
+ ld.global.u32 %r6, [%rd6]; add.s32 %r7, %r6, 1;
+ mov.b64 %v.x, %rd7; mov.b64 %v.y, %rd6;
+"""
+
+
+def test_a_vector_register_a_call_returns_into_is_redefined():
+    # swap returns {&in[i], &out[i]} into %v: the store writes in[i] after reading it. The
+    # .reg return value is not followed, but %v.x must not keep its value from before the
+    # call (that would prove a write to out[i]).
+    s = kernel(VECTOR + """
+ call.uni (%v), swap, (%v);
+ st.global.u32 [%v.x], %r7;""", before=SWAP)
+    assert verdict(s) != "idempotent", s.reasons
+
+
+def test_a_vector_register_argument_binds_element_by_element():
+    # store_x writes out[i] through p.x, the first element of the vector argument.
+    s = kernel(VECTOR + """
+ call.uni store_x, (%v, %r7);""", before=STORE_X)
+    assert s.kernel_class == "conditional", s.reasons
+    write = next(a for a in s.accesses if a.kind == "write")
+    assert write.function == "store_x"
+    assert verdict(s) == "idempotent"
+    assert verdict(s, out=IN) == "not_idempotent"
+
+
 # ----------------------------------------------------------------------- generic addresses
 
 SMEM = ".shared .align 4 .b8 smem[4096];"
 READ_IN = " mul.wide.s32 %rd5, %r5, 4; add.s64 %rd6, %rd4, %rd5; ld.global.u32 %r6, [%rd6];\n"
+
+
+def test_a_local_variable_as_a_generic_address_is_not_a_global_access():
+    # st.u32 [lx] is a store to the generic address of lx (ISA 6.4.1): local memory.
+    s = kernel(READ_IN + """
+ st.u32 [lx], %r6; ld.u32 %r7, [lx];
+ add.s64 %rd7, %rd3, %rd5; st.global.u32 [%rd7], %r7;""",
+               decls=".local .align 4 .b8 lx[8];")
+    assert [a.instr.opcode for a in s.accesses if a.space == "generic"] == []
+    assert verdict(s) == "idempotent" and verdict(s, out=IN) == "not_idempotent"
+
+
+def test_a_function_variable_shadows_the_module_variable_of_its_name():
+    # The kernel's own .global buf hides the module's .shared buf: the generic store writes
+    # global memory, at an address the analysis does not follow.
+    s = kernel(READ_IN + " st.u32 [buf], %r6;", before=".shared .align 4 .b8 buf[64];",
+               decls=".global .align 4 .b8 buf[64];")
+    assert verdict(s) != "idempotent", s.reasons
 
 
 def test_a_generic_store_to_shared_memory_is_not_a_global_write():

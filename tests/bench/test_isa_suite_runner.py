@@ -24,7 +24,7 @@ from kernelcheck.launchfile import parse_launch
     (1, "", "Traceback (most recent call last):\n  ...\nKeyError: 'b128'\n", "crashed",
      "KeyError: 'b128'"),
     (1, "", "kernelcheck: error: kernel failed: /x/a.ptx: kernel k failed on the emulator: "
-     "trap\n", "crashed", "/x/a.ptx: kernel k failed on the emulator: trap"),
+     "trap\n", "kernel fault", "/x/a.ptx: kernel k failed on the emulator: trap"),
 ])
 def test_classify(code, stdout, stderr, status, detail):
     result = classify("t", code, stdout, stderr)

@@ -15,7 +15,7 @@ XFAILS: dict[str, str] = {
     # -- atomics
     # -- warp
     # -- video
-    "video/video_select": "the PTX front end rejects operand byte/half selectors (%r.b0, "
-                          "%r.h1)",
+    "video/video_select": "byte and half-word operand selectors (%r.b0, %r.h1) are "
+                          "refused as unsupported at their line and column",
     # -- registers
 }

@@ -79,3 +79,40 @@ def test_exch_of_a_value_a_call_loaded_is_not_idempotent_for_the_oracle():
 
 def test_exch_of_a_kernel_parameter_inside_a_callee_is_idempotent_for_the_oracle():
     assert _oracle(parse_ptx(CALLS), "constant", ["ptr", 7]) == "idempotent"
+
+
+VECTOR_CALLS = HEADER + """
+.func (.reg .v2 .b32 r) swap(.reg .v2 .b32 a)
+{
+  mov.b32 r.x, a.y;
+  mov.b32 r.y, a.x;
+  ret;
+}
+.func lonely(.reg .v2 .b32 a)
+{
+  .reg .b32 %r<2>;
+  add.u32 %r1, a.x, 1;
+  ret;
+}
+.visible .entry k(.param .u64 src)
+{
+  .reg .b64 %rd<2>; .reg .v2 .b32 %v, %w;
+  ld.param.u64 %rd1, [src];
+  ld.u32 %v.x, [%rd1];
+  mov.b32 %v.y, 7;
+  call.uni (%w), swap, (%v);
+  ret;
+}
+"""
+
+
+def test_taint_follows_vector_registers_element_by_element():
+    taint = module_taint(parse_ptx(VECTOR_CALLS))
+    # %v.x (loaded) goes to a.x, then r.y, then back to the caller's %w.y.
+    assert {"a.x", "r.y"} <= taint["swap"] and not {"a.y", "r.x"} & taint["swap"]
+    assert {"%v.x", "%w.y"} <= taint["k"] and not {"%v.y", "%w.x"} & taint["k"]
+    # No call reaches lonely: its vector parameter may hold anything, element by element.
+    assert {"a.x", "a.y", "%r1"} <= taint["lonely"]
+    # Seen alone, a device function's .reg parameters may carry anything too.
+    assert {"a.x", "a.y", "r.x", "r.y"} <= memory_tainted(
+        parse_ptx(VECTOR_CALLS).get_function("swap"))

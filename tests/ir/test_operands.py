@@ -96,6 +96,22 @@ def test_call_passes_arguments_through_param_memory():
     assert defs(load) == ("%r1",) and memory_space(load) == "param"
 
 
+def test_a_call_defines_the_registers_it_returns_into_and_uses_its_register_arguments():
+    from kernelcheck.ptx.parser import parse_ptx
+
+    from .conftest import HEADER
+
+    module = parse_ptx(HEADER + ".func (.reg .v2 .u32 r, .reg .b32 s) f (.reg .v2 .u32 a);\n"
+                       ".visible .entry k()\n{\n" + DECLS + """
+    .reg .v2 .u32 %v;
+    call.uni (%v, %r3), f, (%v);
+    }""")
+    (call,) = module.get_function("k").instructions
+    # A vector register is its elements (kernelcheck.ir.nodes.RegisterDecl).
+    assert defs(call) == ("%v.x", "%v.y", "%r3")
+    assert uses(call) == ("%v.x", "%v.y")
+
+
 def test_unknown_opcode_first_register_is_a_definition():
     instr = Instruction("frobnicate", ("b32",), (Register("%r1"), Register("%r2")),
                         guard=Guard("%p1"), known=False)

@@ -167,11 +167,15 @@ def test_an_array_element_with_a_register_index_is_unsupported_at_its_place():
     assert str(info.value).startswith("t.ptx:7:21: unsupported: array element tbl[...]")
 
 
-def test_the_address_of_a_kernel_parameter_parses_and_the_emulator_refuses_it():
+def test_the_address_of_a_parameter_parses_and_only_a_kernel_parameter_runs():
     module = parse_ptx(HEADER + ".visible .entry k(.param .u64 p) { .reg .b64 %rd<2>;"
                                 " mov.u64 %rd1, p; ret; }")
     assert module.kernels[0].instructions[0].operands[1] == Symbol("p")
-    with pytest.raises(UnsupportedFeature, match="the address of parameter p"):
+    Emulator().load_module(module)  # its offset in the parameter buffer (ISA 5.1.6.1)
+    module = parse_ptx(HEADER + ".func f(.param .u64 q) { .reg .b64 %rd<2>;"
+                                " mov.u64 %rd1, q; ret; }\n"
+                                ".visible .entry k() { call f, (0); ret; }")
+    with pytest.raises(UnsupportedFeature, match="the address of parameter q"):
         Emulator().load_module(module)
 
 

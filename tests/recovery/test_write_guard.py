@@ -102,7 +102,8 @@ def test_emulator_device_reports_a_guard_violation_and_clears_the_guard():
 
 #: Fixture sources added after the trials below were picked: a trial's target depends on the
 #: whole list of instances, so these stay out of it.
-_LATER_SOURCES = {"asserts.cu", "launch_args.cu", "inline_asm.cu", "tensor_lists.cu"}
+_LATER_SOURCES = {"asserts.cu", "launch_args.cu", "inline_asm.cu", "inline_asm_libs.cu",
+                  "tensor_lists.cu"}
 
 
 def _specs():

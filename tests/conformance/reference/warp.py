@@ -98,6 +98,35 @@ def vote(inputs: Inputs) -> dict:
     return {"out": np.array(out, dtype="<u4")}
 
 
+@reference("warp/vote_legacy")
+def vote_legacy(inputs: Inputs) -> dict:
+    """vote without .sync (9.7.12, deprecated form): the ballot has a 1 bit for each active lane
+    whose predicate is true; .all is true when every active lane's predicate is, .any when one
+    is, .uni when they are all equal. Word pairs 2-3 come from the lanes with v >= 10 only."""
+    vals = [unsigned(int(v), 32) for v in inputs["vals"]]
+    out = []
+
+    def votes(q: list[bool], active: list[bool]) -> tuple[int, int]:
+        taken = [x for x, a in zip(q, active, strict=True) if a]
+        ballot = sum(1 << k for k in range(32) if q[k] and active[k])
+        bits = all(taken) | any(taken) << 1
+        return ballot, bits
+
+    for warp in range(len(vals) // 32):
+        v = vals[32 * warp:32 * warp + 32]
+        q = [x & 1 == 1 for x in v]
+        full_ballot, full_bits = votes(q, [True] * 32)
+        full_bits |= (all(q) or not any(q)) << 2
+        active = [x >= 10 for x in v]
+        branch_ballot, branch_bits = votes(q, active)
+        not_q = [not x for x, a in zip(q, active, strict=True) if a]
+        branch_bits |= (all(not_q) or not any(not_q)) << 2
+        for lane in range(32):
+            out += [full_ballot, full_bits]
+            out += [branch_ballot, branch_bits] if active[lane] else [0x77777777] * 2
+    return {"out": np.array(out, dtype="<u4")}
+
+
 @reference("warp/lanes")
 def lanes(inputs: Inputs) -> dict:
     threads = inputs.spec.block[0]

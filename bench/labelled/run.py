@@ -1,0 +1,48 @@
+"""The labelled set: hand labels against the analysis on PTX and on sm_90 SASS.
+
+Run: ``python bench/labelled/run.py [--kernels NAME,...] [--front ptx|sass|both]``
+
+For each kernel of labels.toml it prints the hand-labelled class and the class the analysis
+gives on the committed PTX (ptx/sm_90) and on the lifted SASS (cubin/sm_90); for each
+labelled launch the label, the emulator oracle's verdict on the PTX, and the launch verdict
+of each front end with and without the allocation table. Then:
+
+* class agreement on PTX and on SASS (share of kernels whose analysed class is the label);
+* launch agreement (share of launches where "proved idempotent" matches the label);
+* unsound verdicts: an analysed class ``always`` on a kernel labelled otherwise, or a launch
+  verdict ``idempotent`` where the label or the oracle says ``not_idempotent``;
+* label checks: launches where the oracle disagrees with the hand label (a labelling error
+  to investigate, or contents that do not show the clobber);
+* the disagreements, with the analysis' reasons.
+
+Exits with status 1 on any unsound verdict or label-check failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from labelset import load_labels, report  # noqa: E402
+
+
+def main(argv=None) -> int:
+    options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    options.add_argument("--kernels", default="", help="comma-separated entry names")
+    options.add_argument("--front", choices=("ptx", "sass", "both"), default="both")
+    args = options.parse_args(argv)
+    kernels = load_labels(HERE)
+    if args.kernels:
+        wanted = set(args.kernels.split(","))
+        kernels = [k for k in kernels if k["entry"] in wanted]
+    fronts = ("ptx", "sass") if args.front == "both" else (args.front,)
+    figures = report(HERE, kernels, fronts)
+    return 1 if figures["unsound"] or figures["label_checks"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
