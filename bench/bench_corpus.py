@@ -130,13 +130,30 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _reason_kind(reason: str) -> str:
-    """A reason without instruction numbers and names, for grouping."""
+    """A reason without instruction numbers, offsets and names, for grouping.
+
+    >>> _reason_kind("unknown instruction CALL.REL.NOINC /*0040*/ in k: "
+    ...              "recursive call of $k$f")
+    'unknown instruction CALL: recursive call of $f'
+    >>> _reason_kind("write at an unknown address: STG.E.128 /*0930*/, line 12")
+    'write at an unknown address: STG'
+    """
     import re
 
-    text = re.sub(r" in \S+( \(line \d+\))?$", "", reason.split(";")[0])
+    text = reason.split(";")[0]
+    found = re.match(r"(unknown|unmodelled) instruction (\S+) (?:#\d+|/\*[0-9a-f]+\*/)"
+                     r"(?:, line \d+)? in \S+?(?: \(line \d+\))?(?:: (.*))?$", text)
+    if found:
+        opcode = found.group(2).split(".")[0]
+        if opcode == "sass":  # a lifted instruction: the SASS opcode follows
+            opcode = found.group(2).split(".")[1].upper() if "." in found.group(2) else opcode
+        why = re.sub(r"\$\S+", "$f", found.group(3) or "")
+        return (f"{found.group(1)} instruction {opcode}" + (f": {why}" if why else ""))[:90]
+    text = re.sub(r"/\*[0-9a-f]+\*/(, line \d+)?", "#k", text)
     text = re.sub(r"#\d+", "#k", text)
-    text = re.sub(r"(unknown instruction sass(\.[a-z0-9_]+)).*", r"\1", text)
+    text = re.sub(r" in \S+( \(line \d+\))?$", "", text)
     text = re.sub(r"\b(ld|st|atom|red)\.[a-z0-9.]+ #k.*", r"\1", text)
+    text = re.sub(r"(: [A-Z][A-Z0-9_]*)(\.[A-Z0-9_.]+)? #k.*", r"\1", text)
     return text[:90]
 
 

@@ -1,7 +1,7 @@
 """Soundness of the static verdicts against the emulator oracle, at scale.
 
 Run: ``python bench/soundness.py [--instances 60] [--seed 1] [--flavours sm_80,sm_90,nvrtc]
-[--sass] [--sources tensor_lists.cu,...]``
+[--sass [--compare-ptx]] [--sources tensor_lists.cu,...]``
 
 For every fixture kernel and every PTX flavour, draws ``--instances`` random instances
 (sizes, grid shapes and the six pointer placements in turn: disjoint, adjacent, aliased,
@@ -14,7 +14,9 @@ Exits with status 1 when any false `idempotent` is found.
 ``--sass`` takes the verdicts from the SASS of the same kernels instead
 (fixtures/cubin/<flavour>/, lifted by :mod:`kernelcheck.sass.lift`; flavours sm_80 and
 sm_90): the emulator still runs the PTX as the oracle, and the SASS verdict provider gets
-the same parameter buffer (the parameters by position).
+the same parameter buffer (the parameters by position). ``--compare-ptx`` asks the PTX
+analysis of the same source as well and lists, per kernel, the instances the PTX analysis
+proves idempotent and the SASS analysis does not (and the reverse).
 
 ``--metamorphic [--transforms rename,blocks,outline] [--seeds 3]`` instead rewrites every
 fixture PTX file (all flavours under fixtures/ptx by default) with the meaning-keeping
@@ -85,6 +87,10 @@ def main() -> int:
                               "sm_80,sm_90)")
     options.add_argument("--sass", action="store_true",
                          help="verdicts from the lifted SASS of fixtures/cubin/<flavour>")
+    options.add_argument("--compare-ptx", action="store_true",
+                         help="with --sass: also ask the PTX analysis of the same source, "
+                              "and list the instances it proves idempotent and the SASS "
+                              "analysis does not")
     options.add_argument("--metamorphic", action="store_true",
                          help="compare verdicts and emulated memory before and after "
                               "meaning-keeping PTX rewrites")
@@ -104,8 +110,11 @@ def main() -> int:
     rng = np.random.default_rng(args.seed)
     start = time.perf_counter()
     reports = []
+    # (flavour, kernel) -> Counter of (PTX verdict, SASS verdict), with --compare-ptx.
+    compared: dict[tuple[str, str], dict[tuple[str, str], int]] = {}
     for flavour in args.flavours.split(","):
         providers: dict[Path, object] = {}
+        ptx_providers: dict[Path, object] = {}
         for kernel in _kernels():
             path = _path(kernel, flavour)
             if path is None:
@@ -120,8 +129,21 @@ def main() -> int:
                 continue
             entry = entry_name(path, kernel)
 
-            def provider(name, params, grid, block, allocations=(), run=run, entry=entry):
-                return run(entry, params, grid, block, allocations=allocations or None)
+            ptx = None
+            if args.sass and args.compare_ptx:
+                if path not in ptx_providers:
+                    ptx_providers[path] = verdict_provider(module(path), names)
+                ptx = ptx_providers[path]
+            table = compared.setdefault((flavour, kernel), {})
+
+            def provider(name, params, grid, block, allocations=(), run=run, entry=entry,
+                         ptx=ptx, table=table):
+                claim = run(entry, params, grid, block, allocations=allocations or None)
+                if ptx is not None:
+                    other = ptx(entry, params, grid, block, allocations=allocations or None)
+                    key = (other, claim)
+                    table[key] = table.get(key, 0) + 1
+                return claim
 
             template = expected()[kernel]["instances"][0]
             instances = [draw_instance(kernel, template, rng, PLACEMENTS[k % len(PLACEMENTS)])
@@ -157,9 +179,30 @@ def main() -> int:
     print(f"\ninstances run: {runs} (skipped as invalid for the kernel: {totals['skipped']}) "
           f"in {seconds:.0f} s")
     print(f"false idempotent: {totals['fp']}")
+    if args.sass and args.compare_ptx:
+        _print_comparison(compared)
     print(f"false-negative rate: {rate:.2%} (reference system: {REFERENCE_FN_RATE:.2%}); "
           f"oracle-idempotent instances: {idem}")
     return 1 if totals["fp"] else 0
+
+
+def _print_comparison(compared) -> None:
+    """Instances the PTX analysis proves idempotent and the SASS analysis does not (the
+    SASS analysis should be at least as precise), and the reverse, per kernel."""
+    weaker = {k: sum(n for (p, s), n in t.items() if p == "idempotent" and s != "idempotent")
+              for k, t in compared.items()}
+    stronger = {k: sum(n for (p, s), n in t.items() if s == "idempotent" and p != "idempotent")
+                for k, t in compared.items()}
+    both = sum(n for t in compared.values() for (p, s), n in t.items()
+               if p == s == "idempotent")
+    print(f"\nSASS against PTX: both idempotent {both}, "
+          f"PTX only {sum(weaker.values())}, SASS only {sum(stronger.values())}")
+    for (flavour, kernel), n in sorted(weaker.items()):
+        if n:
+            print(f"  PTX idempotent, SASS not: {flavour} {kernel}: {n}")
+    for (flavour, kernel), n in sorted(stronger.items()):
+        if n:
+            print(f"  SASS idempotent, PTX not: {flavour} {kernel}: {n}")
 
 
 def analyser(names: dict):

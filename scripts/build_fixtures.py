@@ -6,10 +6,13 @@
     python scripts/build_fixtures.py --only asserts   # the artifacts of one CUDA source
 
 Inputs:  fixtures/src/*.cu, fixtures/src/host/vec_add_host.cu,
-         fixtures/src/triton_kernels.py, fixtures/src/numba_kernels.py
+         fixtures/src/triton_kernels.py, fixtures/src/numba_kernels.py,
+         fixtures/src/sass/*.cu (the SASS fixture set: kernels only the SASS tests read)
 Outputs: fixtures/ptx/{sm_80,sm_90,nvrtc,nvrtc12,nvrtc12_G,O0G,triton,numba}/,
          fixtures/cubin/{sm_80,sm_90}/,
-         fixtures/fatbin/, fixtures/exe/, fixtures/TOOLKIT.md (versions section).
+         fixtures/fatbin/, fixtures/exe/, fixtures/TOOLKIT.md (versions section),
+         fixtures/sass/<arch>/<stem>.{cubin,ptx} for the architectures each SASS fixture
+         source names on its first line (``// SASS-ARCHS: sm_80 sm_90a``).
 
 PTX for sm_80/sm_90/O0G, the fatbins and the host executable come from the system nvcc;
 NVRTC PTX and all cubins come from NVRTC (cuda.bindings.nvrtc); fixtures/ptx/nvrtc12 comes from
@@ -38,6 +41,36 @@ ONLY: set[str] = set()
 
 def sources() -> list[Path]:
     return sorted(p for p in SRC.glob("*.cu") if not ONLY or p.stem in ONLY)
+
+
+def sass_sources() -> list[Path]:
+    """The sources of the SASS fixture set (fixtures/src/sass/)."""
+    return sorted(p for p in (SRC / "sass").glob("*.cu") if not ONLY or p.stem in ONLY)
+
+
+def sass_archs(src: Path) -> list[str]:
+    """The architectures a SASS fixture source is built for (its ``SASS-ARCHS`` line)."""
+    first = src.read_text().splitlines()[0]
+    marker = "// SASS-ARCHS:"
+    if not first.startswith(marker):
+        raise RuntimeError(f"{src}: the first line must be '{marker} sm_XX ...'")
+    return first[len(marker):].split()
+
+
+def sass_artifacts() -> None:
+    """The cubin (NVRTC, as for fixtures/cubin) and the PTX of every SASS fixture source, per
+    architecture: fixtures/sass/<arch>/<stem>.cubin and .ptx (``sm_90a`` and the other
+    architecture-specific targets included)."""
+    for src in sass_sources():
+        for arch in sass_archs(src):
+            out = FIX / "sass" / arch
+            out.mkdir(parents=True, exist_ok=True)
+            _, cubin = nvrtc_compile(src, [f"--gpu-architecture={arch}", *NVRTC_COMMON])
+            (out / f"{src.stem}.cubin").write_bytes(cubin)
+            ptx, _ = nvrtc_compile(src, [f"--gpu-architecture=compute_{arch[3:]}",
+                                         *NVRTC_COMMON])
+            (out / f"{src.stem}.ptx").write_bytes(ptx)
+            print(f"nvrtc sass {arch}", src.stem, flush=True)
 
 
 def o0g_stems() -> list[str]:
@@ -236,13 +269,15 @@ def main() -> int:
     ap.add_argument("--skip-triton", action="store_true")
     ap.add_argument("--skip-numba", action="store_true")
     ap.add_argument("--only", action="append", default=[], metavar="STEM",
-                    help="build only the PTX and cubins of fixtures/src/STEM.cu (repeatable); "
-                         "no fatbin, executable, Triton or numba artifact")
+                    help="build only the PTX and cubins of fixtures/src/STEM.cu or "
+                         "fixtures/src/sass/STEM.cu (repeatable); no fatbin, executable, "
+                         "Triton or numba artifact")
     args = ap.parse_args()
     if args.only:
-        missing = [s for s in args.only if not (SRC / f"{s}.cu").is_file()]
+        missing = [s for s in args.only if not (SRC / f"{s}.cu").is_file()
+                   and not (SRC / "sass" / f"{s}.cu").is_file()]
         if missing:
-            ap.error(f"no fixtures/src/{missing[0]}.cu")
+            ap.error(f"no fixtures/src/{missing[0]}.cu or fixtures/src/sass/{missing[0]}.cu")
         ONLY.update(args.only)
         args.skip_triton = args.skip_numba = True
     if not args.skip_nvcc:
@@ -250,9 +285,11 @@ def main() -> int:
         if not ONLY:
             fatbins_and_exe()
     if not args.skip_nvrtc:
-        nvrtc_artifacts()
-        nvjitlink_check()
-        nvrtc12_ptx()
+        if sources():
+            nvrtc_artifacts()
+            nvjitlink_check()
+            nvrtc12_ptx()
+        sass_artifacts()
     if not args.skip_triton:
         triton_ptx()
     if not args.skip_numba:

@@ -85,6 +85,13 @@ from kernelcheck.analysis.terms import (
     wrap,
 )
 from kernelcheck.ir.cfg import ENTRY, control_flow_graph
+from kernelcheck.ir.inlining import (
+    MAX_CALL_DEPTH,
+    MAX_INLINED_INSTRUCTIONS,
+    depth_reason,
+    recursion_reason,
+    size_reason,
+)
 from kernelcheck.ir.nodes import (
     VECTOR_ELEMENTS,
     Address,
@@ -105,7 +112,9 @@ from kernelcheck.ir.operands import access_width, defs, memory_spaces
 __all__ = ["SymbolicAccess", "SymbolicKernel", "symbolic_kernel"]
 
 _THREAD_SPECIALS = {"%tid", "%ntid", "%ctaid", "%nctaid"}
-_MAX_CALL_DEPTH = 8
+_MAX_CALL_DEPTH = MAX_CALL_DEPTH
+
+
 @dataclass(frozen=True, slots=True)
 class SymbolicAccess:
     """One global (or possibly global) memory access with its symbolic address.
@@ -209,7 +218,11 @@ class _Walker:
         self.param_terms = param_terms  # callee: name -> {offset: term}; kernel: None
         self.call_path = call_path
         self.entry_guard = tuple(entry_guard)
-        self.keys = keys if keys is not None else [len(function.blocks) + 1]
+        # [next loop key base, instructions inlined so far]: shared by every walker of one
+        # kernel (kernelcheck.ir.inlining bounds the second).
+        self.keys = keys if keys is not None else [len(function.blocks) + 1, 0]
+        #: The functions being inlined, outermost first (a recursive call is not inlined).
+        self.chain: tuple[str, ...] = (function.name,)
         self.accesses: list[SymbolicAccess] = []
         self.unmodelled: list[str] = []
         #: Set by an instruction that ends the thread (``call __assertfail``) in the block
@@ -591,7 +604,8 @@ class _Walker:
             old = state.regs.get(name)
             if old is not None and not (_from_undefined(old) and not _from_undefined(term)):
                 p = self._guard_pred(instr, state)
-                term = Join((_gated(old, pred_not(p)), _gated(term, p)))
+                kept, new = _gated(old, pred_not(p)), _gated(term, p)
+                term = _join([kept, new]) if kept != new else new
         state.regs[name] = term
         state.frames.pop(name, None)  # re-established by _define for depot addresses
         state.flags.pop(name, None)  # re-established by _define for selp of constants
@@ -917,10 +931,17 @@ class _Walker:
             self.unmodelled.append(
                 f"call of {operands[0].name} without a body {_where(self.function, instr)}")
             return
-        if self.depth >= _MAX_CALL_DEPTH:
-            self.unmodelled.append(f"call depth over {_MAX_CALL_DEPTH} at "
+        if callee.name in self.chain:
+            self.unmodelled.append(f"{recursion_reason(callee.name)} at "
                                    f"{_where(self.function, instr)}")
             return
+        if self.depth >= _MAX_CALL_DEPTH:
+            self.unmodelled.append(f"{depth_reason()} at {_where(self.function, instr)}")
+            return
+        if self.keys[1] + len(callee.instructions) > MAX_INLINED_INSTRUCTIONS:
+            self.unmodelled.append(f"{size_reason()} at {_where(self.function, instr)}")
+            return
+        self.keys[1] += len(callee.instructions)
         args = operands[1].elements if len(operands) > 1 and type(
             operands[1]) is ParenList else ()
         bindings: dict[str, dict[int, Term]] = {}
@@ -951,6 +972,7 @@ class _Walker:
         inner = _Walker(self.module, callee, self.depth + 1, base, bindings,
                         self.call_path + (instr.index,), guard, self.keys,
                         (registers, predicates))
+        inner.chain = self.chain + (callee.name,)
         inner.run()
         self.assumed |= inner.assumed
         self.loads.extend(inner.loads)
@@ -1338,7 +1360,7 @@ def _merge(states: list[_State]) -> _State:
             values = defined or values
         if len(values) == 2 and len(states) == 2:
             values = _same_quotient(states, name, values)
-        regs[name] = values[0] if len(values) == 1 else Join(tuple(values))
+        regs[name] = _join(values)
     preds: dict = {}
     for name in set().union(*(s.preds for s in states)):
         values = [s.preds.get(name) for s in states]
@@ -1486,7 +1508,29 @@ def _init_of(cfg, header, back, out, name) -> Term | None:
             values.append(v)
     if not values:
         return None
-    return values[0] if len(values) == 1 else Join(tuple(values))
+    return _join(values)
+
+
+def _join(values: list[Term]) -> Term:
+    """One of ``values``. A pointer parameter every value adds is taken out of the join
+    (``Join(p + a, p + b)`` is ``p + Join(a, b)``, the same set of values), so an address
+    merged from two paths keeps its base: a pointer advanced by an unrolled loop and by
+    its remainder, as SASS keeps it."""
+    if len(values) == 1:
+        return values[0]
+    parts = [v.args if type(v) is Add else (v,) for v in values]
+    common = [t for t in parts[0] if type(t) is Param and t.size == 8
+              and all(t in p for p in parts[1:])]
+    if len(common) != 1:
+        return Join(tuple(values))
+    rests = []
+    for p in parts:
+        rest = list(p)
+        rest.remove(common[0])
+        term = add(*rest)
+        if term not in rests:
+            rests.append(term)
+    return add(common[0], rests[0] if len(rests) == 1 else Join(tuple(rests)))
 
 
 def _conjuncts(literal: Pred) -> list[Pred]:
@@ -1579,8 +1623,27 @@ def symbolic_kernel(module: Module, function: Function) -> SymbolicKernel:
     walker = _Walker(module, function, 0, 0, None, ())
     walker.run()
     unmodelled = tuple(dict.fromkeys(walker.unmodelled))
-    return SymbolicKernel(function, tuple(walker.accesses), unmodelled,
-                          frozenset(walker.assumed), tuple(walker.loads))
+    accesses = tuple(a if type(a.address) not in (Wrap, Add, Join) else SymbolicAccess(
+        a.instr, a.function, a.kind, a.space, _hoist_base(a.address), a.width, a.guard,
+        a.value, a.atomic_op, a.result_used, a.call_path) for a in walker.accesses)
+    return SymbolicKernel(function, accesses, unmodelled, frozenset(walker.assumed),
+                          tuple(walker.loads))
+
+
+def _hoist_base(term: Term) -> Term:
+    """``term`` with the pointer parameter common to every value of a join taken out of it
+    (through sums and wraps only), so an address merged from paths, or resolved from a loop
+    variable after the loop, keeps its base (see :func:`_join`)."""
+    kind = type(term)
+    if kind is Wrap:
+        inner = _hoist_base(term.arg)
+        return term if inner is term.arg else Wrap(inner, term.bits, term.signed)
+    if kind is Add:
+        args = [_hoist_base(a) for a in term.args]
+        return term if all(a is b for a, b in zip(args, term.args, strict=True)) else add(*args)
+    if kind is Join:
+        return _join(list(dict.fromkeys(_hoist_base(a) for a in term.args)))
+    return term
 
 
 _ = (neg, Special, VectorOperand, PConst)

@@ -1247,3 +1247,100 @@ _w("asm_row_sum_loop",
    lambda p, g, b: [Buffer("out", F32, 0, p["n"], output=True),
                     Buffer("in", F32, 0, p["n"] * max(p["m"], 0))], _row_sum,
    rtol=1e-4, atol=1e-4)
+
+
+# ---------------------------------------------------------------- the SASS fixture set
+# fixtures/src/sass/*.cu (expectations in fixtures/sass/expected.toml): the oracle runs
+# their PTX (fixtures/sass/<arch>/*.ptx) on the instances of that file.
+def _trunc_div(i, d):
+    """C's ``i / d`` and ``i % d`` (truncation towards zero), elementwise."""
+    q = np.sign(i) * np.sign(d) * (np.abs(i) // abs(d))
+    return q, i - q * d
+
+
+def _index_span(indices):
+    return (int(indices.min()), int(indices.max()) + 1) if len(indices) else (0, 0)
+
+
+def _sub_nested(x, p, g, b):
+    k, n = _cnt(p, g, b), p["n"]
+    out = x["out"].copy()
+    v = F32(p["s"]) * x["in"][:k]
+    out[:k], out[n:n + k] = v, -v
+    return {"out": out}
+
+
+_w("sub_read_then_write",
+   lambda p, g, b: [Buffer("in", F32, 0, p["n"], output=True)],
+   lambda x, p, g, b: {"in": np.concatenate([x["in"][:_cnt(p, g, b)] * 2 + F32(1),
+                                             x["in"][_cnt(p, g, b):]])})
+_w("sub_nested",
+   lambda p, g, b: [Buffer("out", F32, 0, p["n"] + _cnt(p, g, b), output=True),
+                    Buffer("in", F32, 0, p["n"])], _sub_nested)
+_w("sub_row_sums",
+   lambda p, g, b: [Buffer("out", F32, 0, p["rows"], output=True),
+                    Buffer("in", F32, 0, p["rows"] * p["m"])],
+   lambda x, p, g, b: {"out": np.concatenate([
+       x["in"][:_cnt(p, g, b, "rows") * p["m"]].reshape(-1, p["m"]).sum(axis=1, dtype=F32)
+       if p["m"] > 0 else np.zeros(_cnt(p, g, b, "rows"), F32),
+       x["out"][_cnt(p, g, b, "rows"):]])}, rtol=1e-4, atol=1e-4)
+
+
+def _div_u32_out(p, g, b):
+    k, d = _cnt(p, g, b), p["d"] & 0xFFFFFFFF
+    if d == 0:  # i / 0 is 0xffffffff on the GPU (and in the emulator)
+        return Buffer("out", F32, 0, 0, output=True,
+                      segments=((0xFFFFFFFF, 0x100000000),) if k else ())
+    return Buffer("out", F32, 0, (k - 1) // d + 1 if k else 0, output=True)
+
+
+_w("div_u32_index",
+   lambda p, g, b: [_div_u32_out(p, g, b), Buffer("in", F32, 0, p["n"])])
+_w("rem_u32_index",
+   lambda p, g, b: [Buffer("out", F32, 0, p["n"], output=True),
+                    Buffer("in", F32, 0, min(p["d"], _cnt(p, g, b)))],
+   lambda x, p, g, b: {"out": np.concatenate([
+       x["in"][np.arange(_cnt(p, g, b)) % p["d"]], x["out"][_cnt(p, g, b):]])})
+
+
+def _divrem_in(p, g, b):
+    q, r = _trunc_div(np.arange(_cnt(p, g, b)), p["d"])
+    lo, hi = _index_span(np.concatenate([q, r]))
+    return Buffer("in", F32, lo, hi)
+
+
+def _divrem(x, p, g, b):
+    k = _cnt(p, g, b)
+    q, r = _trunc_div(np.arange(k), p["d"])
+    lo = _index_span(np.concatenate([q, r]))[0]
+    out = x["out"].copy()
+    out[:k] = x["in"][q - lo] + x["in"][r - lo]
+    return {"out": out}
+
+
+_w("divrem_s32_index",
+   lambda p, g, b: [Buffer("out", F32, 0, p["n"], output=True), _divrem_in(p, g, b)],
+   _divrem)
+
+
+def _head_index(p, g, b):
+    q, r = _trunc_div(np.arange(_cnt(p, g, b)), p["hd"])
+    return q * p["stride"] + r
+
+
+_w("head_split",
+   lambda p, g, b: [Buffer("out", F32, *_index_span(_head_index(p, g, b)), output=True),
+                    Buffer("in", F32, 0, p["n"])])
+_w("bulk_copy_tiles",
+   lambda p, g, b: [Buffer("out", F32, 0, 1024 * max(0, min(p["tiles"], g[0])),
+                           output=True),
+                    Buffer("in", F32, 0, 1024 * max(0, min(p["tiles"], g[0])))])
+_w("wgmma_tile",
+   lambda p, g, b: [Buffer("c", F32, 0, 128 * 32 * g[0], output=True),
+                    Buffer("a", np.uint16, 0, 1024 * g[0]), Buffer("b", np.uint16, 0, 1024)])
+_w("setmaxnreg_split",
+   lambda p, g, b: [Buffer("out", F32, 0, p["n"], output=True), Buffer("in", F32, 0, p["n"])])
+_w("stmatrix_tile",
+   lambda p, g, b: [Buffer("out", F32, 0, p["n"], output=True), Buffer("in", F32, 0, p["n"])])
+_w("uniform_switch",
+   lambda p, g, b: [Buffer("out", F32, 0, p["n"], output=True), Buffer("in", F32, 0, p["n"])])

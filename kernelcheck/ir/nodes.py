@@ -293,7 +293,7 @@ class Guard:
 
 #: Opcodes after which control does not fall through to the next statement (unless guarded).
 TERMINATOR_OPCODES = frozenset({"bra", "brx", "ret", "exit", "trap", "BRA", "BRX", "JMP",
-                                "RET", "EXIT", "JMX", "BREAK", "KILL"})
+                                "RET", "EXIT", "JMX", "BREAK", "KILL", "BRXU", "JMXU"})
 
 
 @dataclass(frozen=True, slots=True)

@@ -584,7 +584,8 @@ def _sass_operand_count(instr: Instruction, position: int, destination: bool) ->
         return 2 if destination or position == 3 else 1
     if opcode in ("LDC", "ULDC", "LD", "LDG", "LDS", "LDL", "LDSM", "ST", "STG", "STS",
                   "STL", "ATOM", "ATOMG", "ATOMS", "RED", "REDG", "MOV", "UMOV", "SEL",
-                  "USEL", "SHFL", "IADD", "IMNMX", "SHF", "LOP3", "PRMT") or (
+                  "USEL", "SHFL", "IADD", "IMNMX", "SHF", "LOP3", "PRMT", "IADD3", "UIADD3",
+                  "VIADD", "VIMNMX", "UIMNMX") or (
             opcode not in SASS_KNOWN_OPCODES):
         return _sass_register_count(instr)
     return 1

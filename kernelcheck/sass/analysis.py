@@ -13,6 +13,7 @@ such as the shim's helper (where it would fail every kernel of the image).
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import replace
 
@@ -62,6 +63,12 @@ def analyze_sass_kernel(module: Module, function: Function) -> KernelSummary:
     except Exception as error:  # noqa: BLE001 - a fault of ours: this kernel is not proven
         return unanalysed_summary(function, f"analysis fault on {function.name}: "
                                             f"{type(error).__name__}: {error}")
+    reasons = tuple(_sass_reason(r, kernel, function) for r in summary.reasons)
+    conditions = tuple(_sass_reason(c, kernel, function) for c in summary.conditions)
+    check = summary.launch_check
+    if check is not None and check.not_proven:
+        check = replace(check, not_proven="; ".join(reasons))
+    summary = replace(summary, reasons=reasons, conditions=conditions, launch_check=check)
     # Accesses name the SASS instruction they come from (index and opcode), so reports
     # line them up with the structural listing of the SASS.
     sass = function.instructions
@@ -74,6 +81,36 @@ def analyze_sass_kernel(module: Module, function: Function) -> KernelSummary:
     return KernelSummary(summary.name, summary.kernel_class, summary.reasons,
                          tuple(accesses), summary.launch_check, summary.conditions,
                          time.perf_counter() - start, summary.z3_seconds, summary.params)
+
+
+_LIFTED = re.compile(r"\b([a-z][a-z0-9_:.]*) #(\d+)")
+_UNMODELLED = re.compile(r"^(unknown|unmodelled) instruction ")
+
+
+def _sass_reason(reason: str, kernel, function: Function) -> str:
+    """A reason restated with the SASS instructions its lifted instructions came from:
+    ``unknown instruction sass.utmastg.2d #41 in k`` becomes ``unknown instruction
+    UTMASTG.2D /*00c0*/ in k`` (as :func:`sass_site` names accesses), with why the lifter
+    left it unmodelled where it knows (a call it did not inline, an address it could not
+    read)."""
+    whys = dict(kernel.reasons)
+    sass = function.instructions
+    first_why = []
+
+    def name(found: re.Match) -> str:
+        index = int(found.group(2))
+        origin = kernel.origin[index] if 0 <= index < len(kernel.origin) else -1
+        if not 0 <= origin < len(sass):
+            return found.group(0)
+        if index in whys and not first_why:
+            first_why.append(whys[index])
+        opcode, ident, line = sass_site(sass[origin])
+        return f"{opcode} {ident}{line}"
+
+    text = _LIFTED.sub(name, reason)
+    if first_why and _UNMODELLED.match(reason):
+        text = f"{text}: {first_why[0]}"
+    return text
 
 
 def sass_site(instruction) -> tuple[str, str, str]:

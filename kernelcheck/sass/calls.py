@@ -35,7 +35,7 @@ from kernelcheck.ir.operands import defs
 
 __all__ = ["CBANK_FUNCTIONS_DIRECTIVE", "CBANK_OBJECTS_DIRECTIVE", "CBANK2_DIRECTIVE",
            "ASSERT_FAIL", "PRINTF", "bank_functions", "bank_objects", "bank2_words",
-           "call_target",
+           "call_target", "move_immediate",
            "stops_thread", "BRANCH_TARGETS_DIRECTIVE", "decode_branch_targets",
            "branch_targets"]
 
@@ -78,8 +78,8 @@ def bank2_words(function: Function) -> dict[int, int]:
     return {}
 
 
-def _immediate(instr: Instruction) -> int | None:
-    """The immediate an unguarded move writes (``MOV R2, 0x0``, ``IMAD.MOV.U32 R2, RZ,
+def move_immediate(instr: Instruction) -> int | None:
+    """The immediate a move writes (``MOV R2, 0x0``, ``IMAD.MOV.U32 R2, RZ,
     RZ, 0x8``), or None."""
     ops = instr.operands
     if instr.opcode in _MOVES and len(ops) == 2 and type(ops[1]) is Immediate:
@@ -155,7 +155,7 @@ def call_target(function: Function, block_instructions: tuple[Instruction, ...],
         found = _definition(before, load.index.name)
         if found is None or found[1].guard is not None:
             return None
-        value = _immediate(found[1])
+        value = move_immediate(found[1])
         if value is None:
             return None
         offset = load.offset + value

@@ -44,6 +44,8 @@ from kernelcheck.ir.nodes import (
     VariableDecl,
 )
 from kernelcheck.sass.calls import bank_objects
+from kernelcheck.sass.division import plan_divisions
+from kernelcheck.sass.inline import inline_subroutines
 from kernelcheck.sass.lift_state import LiftState, block_successors, is_predicate
 from kernelcheck.sass.params import param_cbank
 
@@ -55,18 +57,29 @@ _MAX_PASSES = 32
 @dataclass(frozen=True)
 class LiftedFunction:
     """A lifted kernel: the PTX-form function and, per lifted instruction, the index of
-    the SASS instruction it came from (``origin[k]`` for ``function.instructions[k]``)."""
+    the SASS instruction it came from (``origin[k]`` for ``function.instructions[k]``).
+
+    ``reasons`` says, for lifted instructions the analysis must treat as unmodelled, why
+    the lifter could not model them (``(lifted index, reason)``), where it knows more than
+    the opcode: a call that was not inlined, an address it could not read.
+    """
 
     function: Function
     origin: tuple[int, ...]
+    reasons: tuple[tuple[int, str], ...] = ()
 
 
 class Lifter:
     """Emits the PTX form of one SASS function; the rules call its helpers."""
 
-    def __init__(self, sass: Function, module: Module | None = None):
+    def __init__(self, sass: Function, module: Module | None = None,
+                 refused: dict[int, str] | None = None):
         self.sass = sass
         self.module = module
+        #: Local calls the inliner left in place, by SASS instruction index, with why.
+        self.refused = refused or {}
+        #: Why an emitted unmodelled instruction is unmodelled, by position in ``out``.
+        self.why: dict[int, str] = {}
         self.cbank = param_cbank(sass)
         self.types: dict[str, str] = {}
         self.out: list = []
@@ -81,13 +94,12 @@ class Lifter:
         self.sass_guard: tuple = ()
         self.serial = 0
         self.by_label = {}
+        #: Register pairs each block moves into the pair's own register at its end, for a
+        #: join after it (:meth:`_want_pairs`).
+        self.wanted: dict[int, set[tuple[str, str]]] = {}
         for block in sass.blocks:
             for label in block.labels:
                 self.by_label[label] = block
-        #: Labels to place before an emitted instruction: ``{position in out: [names]}``.
-        self.labels_at: dict[int, list[str]] = {}
-        self._returns: dict[int, tuple[str, ...]] | None = None
-        self.inlined_calls: frozenset = frozenset()
 
     # ------------------------------------------------------------------ registers
     def reg(self, name: str) -> Register:
@@ -135,9 +147,12 @@ class Lifter:
         self.origin.append(self.current.index if self.current is not None else -1)
 
     def unknown(self, why: str = "") -> None:
-        """An instruction the analysis must treat as unmodelled (``known=False``)."""
+        """An instruction the analysis must treat as unmodelled (``known=False``); ``why``
+        is given with the analysis's reason when the opcode alone does not say it."""
         instr = self.current
         mods = tuple(m.lower() for m in instr.modifiers)
+        if why:
+            self.why[len(self.out)] = why
         self.emit("sass", (instr.opcode.lower(),) + mods, (), guard=True, known=False)
 
     # ------------------------------------------------------------------ lifting
@@ -152,8 +167,10 @@ class Lifter:
         if blocks:
             entry_states[blocks[0].index] = LiftState()
         outs: dict[int, LiftState] = {}
+        dirty: set[int] = set()
         # Forward must-analysis of the facts: iterate to a fixpoint (facts only shrink
-        # once every block has been reached), then emit with the stable entry states.
+        # once every block has been reached, and the pairs wanted at joins only grow),
+        # then emit with the stable entry states.
         for _ in range(_MAX_PASSES):
             changed = False
             for block in blocks:
@@ -162,13 +179,16 @@ class Lifter:
                     state = LiftState()
                 elif incoming:
                     state = LiftState.meet(incoming)
+                    if len(incoming) > 1 and len(incoming) == len(preds[block.index]):
+                        changed |= self._want_pairs(preds[block.index], incoming, dirty)
                 else:
                     state = None
                 if state is None:
                     continue
                 if entry_states[block.index] is not None and block.index in outs and (
-                        entry_states[block.index] == state):
+                        entry_states[block.index] == state) and block.index not in dirty:
                     continue
+                dirty.discard(block.index)
                 entry_states[block.index] = state
                 out = self._lift_block(block, state.copy(), emit=False)
                 if outs.get(block.index) != out:
@@ -179,7 +199,7 @@ class Lifter:
         else:
             entry_states = {b.index: LiftState() for b in blocks}
         self.out, self.origin = [], []
-        self.labels_at = {}
+        self.why = {}
         body: list = []
         for block in blocks:
             for label in block.labels:
@@ -187,18 +207,17 @@ class Lifter:
             state = entry_states[block.index] or LiftState()
             start = len(self.out)
             self._lift_block(block, state.copy(), emit=True)
-            for k in range(start, len(self.out)):
-                body.extend(("label", name) for name in self.labels_at.pop(k, ()))
-                body.append(("instr", k))
-            # A label after the block's last instruction (a call that ends its block).
-            body.extend(("label", name) for name in self.labels_at.pop(len(self.out), ()))
+            body.extend(("instr", k) for k in range(start, len(self.out)))
         statements: list = []
         origin: list[int] = []
+        reasons: list[tuple[int, str]] = []
         for kind, value in body:
             if kind == "label":
                 statements.append(Label(value))
                 continue
             instr = self.out[value]
+            if value in self.why:
+                reasons.append((len(origin), self.why[value]))
             statements.append(Instruction(instr.opcode, instr.modifiers, instr.operands,
                                           instr.guard, None, len(origin), instr.known,
                                           instr.pos))
@@ -208,7 +227,7 @@ class Lifter:
                             self.sass.return_params, self.sass.attributes,
                             self.sass.directives, tuple(decls) + tuple(statements),
                             self.sass.noreturn, self.sass.pos)
-        return LiftedFunction(function, tuple(origin))
+        return LiftedFunction(function, tuple(origin), tuple(reasons))
 
     def _lift_block(self, block, state: LiftState, emit: bool) -> LiftState:
         from kernelcheck.sass.lift_rules import lift_instruction
@@ -219,6 +238,9 @@ class Lifter:
         saved = len(self.out), len(self.origin)
         state.pending.clear()
         state.writes.clear()
+        # Divisions are recognised once, with the stable facts of the emitting pass: what
+        # they emit defines no fact the fixpoint depends on.
+        plan = plan_divisions(block.instructions, _known_values(state.tags)) if emit else None
         for instr in block.instructions:
             self.current = instr
             self.serial = 0
@@ -236,7 +258,11 @@ class Lifter:
                 self.guard = None if guard is None else Guard(
                     self.reg(guard.register).name, guard.negated)
                 self.sass_guard = () if guard is None else (guard.register, guard.negated)
+            if plan and instr.index in plan.copies:
+                self._copy_division_operands(instr, plan.copies[instr.index])
             lift_instruction(self, instr)
+            if plan and instr.index in plan.results:
+                self._division_results(plan.results[instr.index])
             if self.stopped:
                 break  # the thread ends here (a call of __assertfail)
         if not self.stopped and (block.last is None or not block.last.is_terminator):
@@ -245,19 +271,80 @@ class Lifter:
             self._canonical_pairs()
         self.current = None
         if not emit:
+            for position in [p for p in self.why if p >= saved[0]]:
+                del self.why[position]
             del self.out[saved[0]:]
             del self.origin[saved[1]:]
-            for position in [k for k in self.labels_at if k >= saved[0]]:
-                del self.labels_at[position]
-        return self.state
+        return state
+
+    def _copy_division_operands(self, instr: Instruction, copies) -> None:
+        """Copy the dividend and divisor of a recognised division while they are live."""
+        from kernelcheck.sass.lift_values import src32
+
+        for position, name in copies:
+            self.types[name] = "b32"
+            value = src32(self, instr.operands[position])
+            self.emit("mov", ("b32",), (Register(name), value), guard=False)
+
+    def _division_results(self, results) -> None:
+        """After the instruction that completes a recognised division, its register holds
+        the PTX ``div``/``rem`` of the copied operands, whether or not a guard let that
+        instruction run (:mod:`kernelcheck.sass.division`)."""
+        from kernelcheck.sass.lift_values import write32
+
+        saved = self.guard, self.sass_guard
+        self.guard, self.sass_guard = None, ()
+        try:
+            for register, opcode, kind, x, d in results:
+                write32(self, register, lambda r, o=opcode, k=kind, a=x, b=d: self.emit(
+                    o, (k,), (r, Register(a), Register(b))))
+        finally:
+            self.guard, self.sass_guard = saved
+
+    def _want_pairs(self, sources: list[int], states: list[LiftState], dirty: set[int]) -> bool:
+        """Register pairs that hold the halves of one 64-bit value at the end of every
+        predecessor of a join, but of a different value in each (a pointer kept in
+        ``R7:R3`` that the loop advances, entered from a block where ``R2:R3`` holds it
+        too): each predecessor is to move it into the pair's own register, so that the
+        join keeps it. Returns whether a predecessor wants more than before."""
+        common: dict | None = None
+        for state in states:
+            pairs = _half_pairs(state.tags)
+            if common is None:
+                common = dict(pairs)
+                continue
+            # Kept where every predecessor pairs them; None where the values differ.
+            common = {key: value if value == pairs[key] else None
+                      for key, value in common.items() if key in pairs}
+        wanted = {key for key, value in (common or {}).items() if value is None}
+        grew = False
+        for source in sources:
+            have = self.wanted.setdefault(source, set())
+            if not wanted <= have:
+                have |= wanted
+                dirty.add(source)
+                grew = True
+        return grew
 
     def _canonical_pairs(self) -> None:
         """At a block end, move every 64-bit value held in two halves into the pair's own
         register (``%rd4`` for ``R4:R5``, ``%rp4_19`` for ``R4:R19``), so that the facts
         of every predecessor agree at a join: a pointer advanced in a loop keeps one
         64-bit register around the back edge, which the analysis reads as an induction
-        variable."""
+        variable. Pairs a join wants (:meth:`_want_pairs`) come first."""
         tags = self.state.tags
+        for lo, hi in sorted(self.wanted.get(self.block.index, ()) if self.block else ()):
+            low, high = tags.get(lo), tags.get(hi)
+            if not (low and high and low[0] == high[0] == "v" and low[1] == high[1]
+                    and (low[2], high[2]) == ("lo", "hi")):
+                continue
+            target = self.pair_name(lo, hi)
+            if target is None or target == low[1]:
+                continue
+            self.emit("mov", ("b64",), (Register(target), Register(low[1])), guard=False)
+            self.state.kill(target)
+            tags[lo] = ("v", target, "lo")
+            tags[hi] = ("v", target, "hi")
         for lo, hi, value in _pairings(tags):
             fact = ("v", value, "lo")
             if tags.get(lo) != fact or tags.get(hi) != ("v", value, "hi"):
@@ -284,25 +371,6 @@ class Lifter:
         return name
 
     # ------------------------------------------------------------------ labels
-    def returns(self) -> dict[int, tuple[str, ...]]:
-        """``{RET index: labels}`` of subroutines lifted as branches (computed once)."""
-        if self._returns is None:
-            from kernelcheck.sass.lift_memory import subroutine_returns
-
-            self._returns = subroutine_returns(self)
-        return self._returns
-
-    def return_sites(self) -> frozenset:
-        """The indices of the ``CALL`` instructions lifted as branches."""
-        self.returns()
-        return self.inlined_calls
-
-    def label(self, name: str) -> None:
-        """Place the label ``name`` before the next emitted instruction. Execution arrives
-        there from elsewhere (a subroutine's return): no register fact holds any more."""
-        self.labels_at.setdefault(len(self.out), []).append(name)
-        self.state = LiftState()
-
     def label_of(self, operand) -> str | None:
         return operand.name if type(operand) is Symbol and operand.name in self.by_label \
             else None
@@ -315,6 +383,33 @@ def _register_number(name: str) -> tuple[str, int]:
     prefix = name.rstrip("0123456789")
     digits = name[len(prefix):]
     return prefix, int(digits) if digits else -1
+
+
+def _known_values(tags: dict[str, tuple]) -> dict[str, tuple]:
+    """What the division matcher may take as known at a block entry: constant-bank words,
+    special registers fixed for the thread, constants."""
+    known = {}
+    for name, fact in tags.items():
+        if fact[0] == "cb":
+            known[name] = ("cb", 0, fact[1])
+        elif fact[0] == "sr":
+            known[name] = ("sr", fact[1])
+        elif fact[0] == "k":
+            value = fact[1] & 0xFFFFFFFF
+            known[name] = ("imm", value)
+    return known
+
+
+def _half_pairs(tags: dict[str, tuple]) -> dict[tuple[str, str], str]:
+    """``{(lo, hi): value}`` for every low and high register holding the halves of one
+    64-bit value (a high register may pair with several low ones)."""
+    los: dict[str, list[str]] = {}
+    his: dict[str, list[str]] = {}
+    for name, fact in tags.items():
+        if fact[0] == "v":
+            (los if fact[2] == "lo" else his).setdefault(fact[1], []).append(name)
+    return {(lo, hi): value for value, names in los.items() for lo in names
+            for hi in his.get(value, ())}
 
 
 def _pairings(tags: dict[str, tuple]) -> list[tuple[str, str, str]]:
@@ -362,18 +457,28 @@ def _declarations(types: dict[str, str]) -> list[RegisterDecl]:
 def lift_kernel(function: Function, module: Module | None = None) -> LiftedFunction:
     """Lift one SASS function, keeping the SASS origin of every lifted instruction.
 
+    Subroutine calls are inlined first (:mod:`kernelcheck.sass.inline`); ``origin`` names
+    the instructions of ``function`` itself, the copy of a subroutine's instruction by the
+    instruction it was copied from.
+
     Parameters
     ----------
     function : Function
         A SASS function (upper-case opcodes) with its parameter layout.
     module : Module, optional
-        The SASS module holding it (for local subroutines).
+        The SASS module holding it.
 
     Returns
     -------
     LiftedFunction
     """
-    return Lifter(function, module).lift()
+    inlined = inline_subroutines(function)
+    lifted = Lifter(inlined.function, module, inlined.refused).lift()
+    if inlined.function is function:
+        return lifted
+    table = inlined.origin
+    origin = tuple(table[k] if 0 <= k < len(table) else -1 for k in lifted.origin)
+    return LiftedFunction(lifted.function, origin, lifted.reasons)
 
 
 def lift_function(function: Function, module: Module | None = None) -> Function:

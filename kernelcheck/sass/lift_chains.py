@@ -190,6 +190,11 @@ def _sum64(lifter, lo_items, hi_items, carries: int):
             _, a, b = item
             if is_zero(a) or is_zero(b):
                 continue
+            if _is_one(a) or _is_one(b):
+                # IMAD.X d, x, 0x1, y: the high word x itself, so it can pair with its
+                # low word (an unrolled pointer chain advanced by IMAD.X).
+                his.append(b if _is_one(a) else a)
+                continue
             product = lifter.tmp("b32")
             lifter.emit("mul", ("lo", "s32"), (product, src32(lifter, a), src32(lifter, b)),
                         guard=False)
@@ -234,6 +239,11 @@ def _sum64(lifter, lo_items, hi_items, carries: int):
         lifter.emit("add", ("s64",), (acc, total, term), guard=False)
         total = acc
     return total
+
+
+def _is_one(operand) -> bool:
+    operand = plain(operand)
+    return type(operand) is Immediate and operand.kind == "int" and operand.value == 1
 
 
 def negation(operand):

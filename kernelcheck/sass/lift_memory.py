@@ -9,9 +9,9 @@
 * ``LDGSTS`` (asynchronous copy global → shared) reads global memory: ``cp.async``.
 * Shared and local accesses (``LDS``, ``STS``, ``ATOMS``, ``LDL``, ``STL``, ``LDSM``) never
   break idempotency: only their destinations are defined (opaque).
-* ``CALL.REL`` to a subroutine of the same function: every register the subroutine may
-  write becomes opaque; if it may write memory that is not shared or local, the call is
-  unmodelled.
+* ``CALL.REL`` to a subroutine of the same code is inlined before the lift
+  (:mod:`kernelcheck.sass.inline`); a call the inliner refused is unmodelled, with its
+  reason.
 * ``CALL.ABS`` to ``__assertfail`` (a failed device-side assertion, which aborts the
   launch; :mod:`kernelcheck.sass.calls`) becomes ``trap``; to ``vprintf``, which writes only
   the runtime's printf buffer, it makes every register opaque (the callee's register use
@@ -50,8 +50,7 @@ from kernelcheck.sass.lift_values import (
     write32,
 )
 
-__all__ = ["MEMORY_RULES", "call", "opaque_instruction", "subroutine_returns",
-           "return_label"]
+__all__ = ["MEMORY_RULES", "call", "opaque_instruction"]
 
 _WIDTHS = {"U8": (1, "u8"), "S8": (1, "s8"), "U16": (2, "u16"), "S16": (2, "s16"),
            "64": (8, "b64"), "128": (16, "b128")}
@@ -62,10 +61,11 @@ _SAFE_SPACES = {"shared", "local", "const"}
 #: Opcodes the operand tables do not describe that only write registers (no memory, no
 #: control flow), with how many consecutive registers from the first operand they may
 #: write: an over-count only makes more values opaque. ``LEPC`` loads the 64-bit program
-#: counter; the ``MMA`` forms write one accumulator fragment (at most 8 registers).
+#: counter; the ``MMA`` forms write one accumulator fragment (at most 8 registers);
+#: ``UP2UR`` packs uniform predicates into a uniform register (sm_100).
 _REGISTER_ONLY = {"LEPC": 2, "HMMA": 8, "IMMA": 8, "DMMA": 8, "BMMA": 8, "I2FP": 1,
                   "F2FP": 1, "F2IP": 1, "VABSDIFF": 1, "VABSDIFF4": 1, "FMUL2": 2,
-                  "FADD2": 2, "FFMA2": 2}
+                  "FADD2": 2, "FFMA2": 2, "UP2UR": 1}
 
 
 def opaque_instruction(lifter, instr: Instruction, skip_preds: bool = False) -> None:
@@ -337,35 +337,32 @@ def _ldgsts(lifter, instr: Instruction) -> None:
 
 
 def call(lifter, instr: Instruction) -> None:
-    """``CALL.REL`` to a subroutine of this function, ``CALL.ABS`` to ``__assertfail``
-    (see the module documentation)."""
+    """``CALL.ABS`` to ``__assertfail`` or ``vprintf`` (see the module documentation);
+    every other call left in the code is unmodelled, with the reason: the local calls the
+    inliner (:mod:`kernelcheck.sass.inline`) refused, indirect calls, absolute calls of
+    other functions."""
     if "ABS" in instr.modifiers:
         callee = call_target(lifter.sass, lifter.block.instructions, instr)
+        first = instr.operands[0] if instr.operands else None
+        if callee is None and type(first) is Register:
+            # The address loaded from bank 4 in an earlier block (a fact of the lifter).
+            fact = lifter.state.tags.get(first.name)
+            callee = fact[1] if fact and fact[0] == "fn" else None
         if callee == ASSERT_FAIL:
             lifter.emit("trap")
             lifter.stopped = lifter.guard is None
             return None
         if callee == PRINTF:
             return _clobber_every_register(lifter)
-        return lifter.unknown()
-    target = next((o for o in instr.operands if type(o) is Symbol), None)
-    block = lifter.block_of_label(target.name) if target is not None else None
-    if block is None:
-        return lifter.unknown()
-    if instr.index in lifter.return_sites():
-        # A subroutine that may write memory: lifted as a branch to its code, whose
-        # returns branch back here (Lifter.return_sites); its stores are the kernel's.
-        lifter.emit("bra", (), (Symbol(target.name),))
-        lifter.label(return_label(instr))
-        return None
-    body = _subroutine(lifter, block)
-    if body is None or any(_may_write_memory(i) and i.opcode != "CALL" for i in body):
-        return lifter.unknown()
-    if any(i.opcode == "CALL" for i in body):
-        return lifter.unknown()
-    memory = any(set(memory_spaces(i)) - {"shared", "local"} for i in body)
-    written = dict.fromkeys(name for i in body for name in _defs(i))
-    _opaque_registers(lifter, written, memory)
+        target = next((o for o in instr.operands if type(o) is Symbol), None)
+        if callee is None and target is not None and type(instr.operands[0]) is Symbol:
+            callee = target.name
+        return lifter.unknown(f"call of {callee}" if callee else "indirect call")
+    operand = instr.operands[0] if instr.operands else None
+    if type(operand) is not Symbol:
+        return lifter.unknown("indirect call")
+    return lifter.unknown(lifter.refused.get(
+        instr.index, f"call of {operand.name}: not a subroutine of this code"))
 
 
 def _opaque_registers(lifter, names, memory: bool = False) -> None:
@@ -390,77 +387,6 @@ def _clobber_every_register(lifter) -> None:
             name for instr in lifter.sass.instructions for name in _defs(instr) + _uses(instr)
             if name[:1] in ("R", "U", "P")))
     _opaque_registers(lifter, lifter.every_register)
-
-
-def return_label(call_instr: Instruction) -> str:
-    """The label the returns of a subroutine branch to after the call ``call_instr``."""
-    return f"$return_{call_instr.index}"
-
-
-def subroutine_returns(lifter) -> dict[int, tuple[str, ...]]:
-    """``{RET index: return labels}`` for the subroutines lifted as branches.
-
-    A ``CALL.REL`` to a subroutine of this function that may write memory, contains no call
-    and no indirect branch, is lifted as a branch to the subroutine's first block; every
-    ``RET`` of it then branches to the instruction after one of its call sites (one of
-    several, chosen by a value the analysis does not follow). The control-flow graph of the
-    lifted function is then the one of the subroutine inlined at every call site, paths
-    joined at the subroutine: a superset of the executions, so every fact the analysis
-    derives from it holds. The call sites themselves are keyed by the ``CALL``'s index.
-    """
-    returns: dict[int, list[str]] = {}
-    calls: list[int] = []
-    for instr in lifter.sass.instructions:
-        if instr.opcode != "CALL" or "ABS" in instr.modifiers:
-            continue
-        target = next((o for o in instr.operands if type(o) is Symbol), None)
-        block = lifter.block_of_label(target.name) if target is not None else None
-        body = _subroutine(lifter, block) if block is not None else None
-        if body is None or any(i.opcode in ("CALL", "BRX", "JMX") for i in body) or not any(
-                _may_write_memory(i) for i in body):
-            continue
-        calls.append(instr.index)
-        for ret in body:
-            if ret.opcode == "RET":
-                returns.setdefault(ret.index, []).append(return_label(instr))
-    lifter.inlined_calls = frozenset(calls)
-    return {k: tuple(dict.fromkeys(v)) for k, v in returns.items()}
-
-
-def _subroutine(lifter, block) -> list[Instruction] | None:
-    """The instructions reachable from ``block`` up to the returns, or None when the
-    subroutine branches somewhere unknown."""
-    blocks = lifter.sass.blocks
-    position = {b.index: k for k, b in enumerate(blocks)}
-    seen: set[int] = set()
-    stack = [block.index]
-    found: list[Instruction] = []
-    while stack:
-        index = stack.pop()
-        if index in seen:
-            continue
-        seen.add(index)
-        current = blocks[position[index]]
-        found.extend(current.instructions)
-        last = current.last
-        falls = True
-        if last is not None:
-            if last.opcode in ("BRA", "JMP"):
-                for operand in last.operands:
-                    if type(operand) is Symbol:
-                        nxt = lifter.block_of_label(operand.name)
-                        if nxt is None:
-                            return None
-                        stack.append(nxt.index)
-                falls = last.guard is not None or any(
-                    type(o) is not Symbol for o in last.operands)
-            elif last.opcode in ("BRX", "JMX"):
-                return None
-            elif last.opcode in ("RET", "EXIT"):
-                falls = last.guard is not None
-        if falls and position[index] + 1 < len(blocks):
-            stack.append(blocks[position[index] + 1].index)
-    return found
 
 
 MEMORY_RULES = {

@@ -13,8 +13,7 @@ instruction-set tables (Volta to Hopper) and the forms nvdisasm of CUDA 12/13 pr
 * ``ISETP.cmp[.U32].{AND,OR}[.EX] Pd, Pq, a, b, Pc[, Pchain]``: ``Pd = (a cmp b) op Pc``,
   ``Pq = !(a cmp b) op Pc``; ``.EX`` continues a compare of the low words begun by the
   previous ``ISETP`` into one 64-bit compare.
-* ``LOP3.LUT d, a, b, c, lut``: bit i of d is ``lut[a_i<<2 | b_i<<1 | c_i]``; lifted exactly
-  when it reduces to a move, ``not``, ``and``, ``or`` or ``xor`` of its inputs.
+* ``LOP3.LUT d, a, b, c, lut``: :mod:`kernelcheck.sass.lift_logic`.
 * ``SEL d, a, b, P`` is ``P ? a : b``; ``IMNMX``/``VIMNMX d, a, b, P`` is ``min`` when ``P``
   is true (``PT``) and ``max`` when false (``!PT``), unsigned with ``.U32``.
 
@@ -26,6 +25,7 @@ from __future__ import annotations
 
 from kernelcheck.ir.nodes import (
     ConstantRef,
+    Guard,
     Immediate,
     Instruction,
     NegatedPredicate,
@@ -34,11 +34,13 @@ from kernelcheck.ir.nodes import (
     Symbol,
 )
 from kernelcheck.ir.operands import defs as _defs
-from kernelcheck.sass.calls import branch_targets
+from kernelcheck.sass.calls import bank_functions, branch_targets
 from kernelcheck.sass.function import label_for_offset
 from kernelcheck.sass.lift_chains import carry_high, lea, snap, snap_value, start_chain
+from kernelcheck.sass.lift_logic import lop3
 from kernelcheck.sass.lift_memory import MEMORY_RULES, call, opaque_instruction
-from kernelcheck.sass.lift_state import is_predicate
+from kernelcheck.sass.lift_modern import MODERN_RULES, add64
+from kernelcheck.sass.lift_state import STABLE_SPECIALS, is_predicate
 from kernelcheck.sass.lift_values import (
     build64,
     cbank_offset,
@@ -69,9 +71,15 @@ def lift_instruction(lifter, instr: Instruction) -> None:
     op = instr.opcode
     if op in _NOTHING and not (op in ("BAR", "BMOV") and _defs(instr)):
         return
+    modern = MODERN_RULES.get(op) or _UNIFORM_BRANCHES.get(op)
+    if modern is not None:
+        return modern(lifter, instr)
     if not instr.known:
         opaque_instruction(lifter, instr)
         return
+    if "64" in instr.modifiers and op in _RULES and op not in _READS_64:
+        # A 64-bit form of a 32-bit rule: the sum of register pairs, or opaque.
+        return add64(lifter, instr)
     rule = _RULES.get(op) or MEMORY_RULES.get(op)
     if rule is None:
         opaque_instruction(lifter, instr)
@@ -126,11 +134,13 @@ def _copy_fact(lifter, dest: str, source) -> None:
             lifter.state.tags[dest] = ("g", fact[1], fact[2]) + lifter.sass_guard
         return
     offset = cbank_offset(lifter, source)
-    if offset is not None:
+    if type(source) is Immediate and source.kind == "int":
+        lifter.state.tags[dest] = ("k", source.value & 0xFFFFFFFF)
+    elif offset is not None:
         lifter.state.tags[dest] = ("cb", offset)
     elif type(source) is Register and source.name in lifter.state.tags:
         fact = lifter.state.tags[source.name]
-        if fact[0] in ("v", "cb"):
+        if fact[0] in ("v", "cb", "sr", "k"):
             lifter.state.tags[dest] = fact
 
 
@@ -141,8 +151,13 @@ def _next(name: str) -> str:
 
 def _s2r(lifter, instr):
     dest = _dest(instr)
-    value = src32(lifter, instr.operands[1])
+    source = instr.operands[1] if len(instr.operands) > 1 else None
+    value = src32(lifter, source)
     write32(lifter, dest, lambda r: lifter.emit("mov", ("b32",), (r, value)))
+    if dest is not None and lifter.guard is None and type(source) is SpecialRegister and (
+            source.name in STABLE_SPECIALS):
+        lifter.state.tags[dest] = ("sr", source.name)
+
 
 
 def _cs2r(lifter, instr):
@@ -157,24 +172,68 @@ def _cs2r(lifter, instr):
 
 
 def _ldc(lifter, instr):
+    """``LDC``/``ULDC``/``LDCU`` (sm_100's load into a uniform register): a read of the
+    constant bank, which no kernel writes: a form not lifted only makes its destination
+    registers opaque."""
     dest = _dest(instr)
-    source = instr.operands[1]
+    source = instr.operands[1] if len(instr.operands) > 1 else None
     mods = instr.modifiers
-    if type(source) is not ConstantRef or dest is None:
+    if dest is None:
         return opaque_instruction(lifter, instr)
+    if type(source) is not ConstantRef:
+        return _opaque_words(lifter, dest, 4 if "128" in mods else 2 if "64" in mods else 1)
     if "64" in mods:
-        return write64(lifter, dest, _next(dest), pair64(lifter, source))
+        symbol = _function_address(lifter, source)  # before the index register changes
+        write64(lifter, dest, _next(dest), pair64(lifter, source))
+        if symbol is not None:
+            lifter.state.tags[dest] = ("fn", symbol)
+        return None
+    if "128" in mods:
+        offset = source.static_offset
+        if offset is None or dest in ("RZ", "URZ"):
+            return _opaque_words(lifter, dest, 4)
+        name = dest
+        for k in range(4):
+            word = ConstantRef(source.bank, offset + 4 * k)
+            value = constant32(lifter, word)
+            write32(lifter, name, lambda r, v=value: lifter.emit("mov", ("b32",), (r, v)))
+            _copy_fact(lifter, name, word)
+            name = _next(name)
+        return None
     width, signed = 4, False
     for mod, (w, s) in {"U8": (1, False), "S8": (1, True), "U16": (2, False),
                         "S16": (2, True)}.items():
         if mod in mods:
             width, signed = w, s
     if any(m not in ("U8", "S8", "U16", "S16", "32") for m in mods):
-        return opaque_instruction(lifter, instr)
+        return _opaque_words(lifter, dest, 1)
     value = constant32(lifter, source, width, signed)
     write32(lifter, dest, lambda r: lifter.emit("mov", ("b32",), (r, value)))
     if width == 4:
         _copy_fact(lifter, dest, source)
+
+
+def _function_address(lifter, source: ConstantRef) -> str | None:
+    """``LDC.64 Rx, c[0x4][off]``: the runtime function whose address bank 4 holds there
+    (:mod:`kernelcheck.sass.calls`), remembered on ``Rx`` so that a ``CALL.ABS Rx`` in a
+    later block still names it; ``off`` may be an index register known to hold a
+    constant."""
+    if lifter.guard is not None or type(source.bank) is not int or source.bank != 4:
+        return None
+    offset = source.static_offset
+    if offset is None and source.index is not None:
+        fact = lifter.state.tags.get(source.index.name)
+        offset = source.offset + fact[1] if fact and fact[0] == "k" else None
+    return bank_functions(lifter.sass).get((4, offset)) if offset is not None else None
+
+
+def _opaque_words(lifter, first: str, count: int) -> None:
+    name = first
+    for _ in range(count):
+        if name not in ("RZ", "URZ"):
+            write32(lifter, name, lambda r: opaque32(lifter, r))
+        name = _next(name) if name[len("UR" if name.startswith("UR") else "R"):].isdigit() \
+            else name
 
 
 # ---------------------------------------------------------------------------- arithmetic
@@ -213,21 +272,33 @@ def _imad(lifter, instr):
 
 
 def _imad_hi(lifter, instr, dest, preds, a, b, c):
-    """``IMAD.HI[.U32] d, a, b, c``: the high word of the 64-bit product plus ``c`` (the
-    multiply-high of a division by a constant, or by PyTorch's IntDivider magic number
-    ``(umulhi(n, m) + n) >> s``), lifted exactly so that a quotient keeps its bounds."""
+    """``IMAD.HI[.U32] d, a, b, c``: the high word of the 64-bit product plus the 64-bit
+    addend held in the register pair ``c:c+1`` (``c`` the low word), lifted exactly so that
+    a quotient keeps its bounds (the multiply-high of a division by a constant, by
+    PyTorch's IntDivider magic number, and of the division by a runtime value).
+
+    The addend is a pair: ptxas writes ``umulhi(a, b) + c`` as ``IMAD.HI.U32 R5, R6, R7,
+    R4`` with ``c`` in ``R5`` and zero in ``R4``, and the Newton step ``r + umulhi(r, m)``
+    of the division sequence with ``r`` in the high register of the pair. Only a register
+    pair (or ``RZ``) is read this way; any other addend leaves the result opaque."""
     if "X" in instr.modifiers or any(p not in ("PT", "UPT") for p in preds):
         return opaque_instruction(lifter, instr)
+    addend = plain(c)
+    if not (is_zero(c) or type(addend) is Register and addend.name[:1] in ("R", "U")):
+        return opaque_instruction(lifter, instr)
     signed = "U32" not in instr.modifiers
-    x, y, z = src32(lifter, a), src32(lifter, b), src32(lifter, c)
+    x, y = src32(lifter, a), src32(lifter, b)
     product = lifter.tmp("b64")
     lifter.emit("mul", ("wide", "s32" if signed else "u32"), (product, x, y), guard=False)
+    total = product
+    if not is_zero(c):
+        total = lifter.tmp("b64")
+        lifter.emit("add", ("s64",), (total, product, pair64(lifter, addend)), guard=False)
+    # The high word of the 64-bit sum: an arithmetic or a logical shift give the same low
+    # 32 bits of the result.
     high = lifter.tmp("b64")
-    lifter.emit("shr", ("s64" if signed else "u64",), (high, product, Immediate(32)),
-                guard=False)
-    word = lifter.tmp("b32")
-    lifter.emit("cvt", ("u32", "u64"), (word, high), guard=False)
-    write32(lifter, dest.name, lambda r: lifter.emit("add", ("s32",), (r, word, z)))
+    lifter.emit("shr", ("u64",), (high, total, Immediate(32)), guard=False)
+    write32(lifter, dest.name, lambda r: lifter.emit("cvt", ("u32", "u64"), (r, high)))
 
 
 def _iadd3(lifter, instr):
@@ -322,82 +393,6 @@ def _shift_fact(lifter, dest: str, source: str, n: int) -> None:
                 source, n):
             state.tags[dest] = ("v", fact[1], "lo")
             return
-
-
-def _lop3(lifter, instr):
-    operands = list(instr.operands)
-    preds = []
-    if operands and type(operands[0]) is Register and is_predicate(operands[0].name):
-        preds.append(operands.pop(0).name)
-    if len(operands) < 5 or type(operands[0]) is not Register or (
-            type(operands[4]) is not Immediate):
-        return opaque_instruction(lifter, instr)
-    dest = operands[0].name
-    inputs = operands[1:4]
-    lut = operands[4].value & 0xFF
-    _opaque_preds(lifter, preds)
-    form = _reduce_lut(lut, inputs)
-    if form is None:
-        return opaque_instruction(lifter, instr, skip_preds=True)
-    kind = form[0]
-    if kind == "const":
-        value = Immediate(0xFFFFFFFF if form[1] else 0)
-        return write32(lifter, dest, lambda r: lifter.emit("mov", ("b32",), (r, value)))
-    if kind == "id":
-        x = src32(lifter, form[1])
-        return write32(lifter, dest, lambda r: lifter.emit("mov", ("b32",), (r, x)))
-    if kind == "not":
-        x = src32(lifter, form[1])
-        return write32(lifter, dest, lambda r: lifter.emit("not", ("b32",), (r, x)))
-    x, y = src32(lifter, form[1]), src32(lifter, form[2])
-    if form[3]:  # x & ~y
-        inverted = lifter.tmp("b32")
-        lifter.emit("not", ("b32",), (inverted, y), guard=False)
-        y = inverted
-    write32(lifter, dest, lambda r: lifter.emit(kind, ("b32",), (r, x, y)))
-
-
-def _reduce_lut(lut: int, inputs):
-    """The simple form of ``LOP3.LUT`` with these inputs: ``("const", bit)``, ``("id", x)``,
-    ``("not", x)``, ``(op, x, y, invert_y)`` for and/or/xor; None otherwise."""
-    fixed: dict[int, int] = {}
-    variables = []
-    for k, operand in enumerate(inputs):
-        p = plain(operand)
-        if is_zero(operand):
-            fixed[k] = 0
-        elif type(p) is Immediate and p.kind == "int" and p.value & 0xFFFFFFFF == 0xFFFFFFFF:
-            fixed[k] = 1
-        else:
-            variables.append(k)
-    if len(variables) > 2:
-        return None
-
-    def f(bits: dict[int, int]) -> int:
-        index = (bits[0] << 2) | (bits[1] << 1) | bits[2]
-        return (lut >> index) & 1
-
-    table = {}
-    for combo in range(1 << len(variables)):
-        bits = dict(fixed)
-        for j, k in enumerate(variables):
-            bits[k] = (combo >> (len(variables) - 1 - j)) & 1
-        table[combo] = f(bits)
-    values = tuple(table[c] for c in range(1 << len(variables)))
-    if len(set(values)) == 1:
-        return ("const", values[0])
-    if len(variables) == 1:
-        x = inputs[variables[0]]
-        return ("id", x) if values == (0, 1) else ("not", x)
-    x, y = inputs[variables[0]], inputs[variables[1]]
-    forms = {(0, 0, 0, 1): ("and", x, y, False), (0, 1, 1, 1): ("or", x, y, False),
-             (0, 1, 1, 0): ("xor", x, y, False), (0, 0, 1, 0): ("and", x, y, True),
-             (0, 1, 0, 0): ("and", y, x, True)}
-    if values in ((0, 0, 1, 1), (0, 1, 0, 1), (1, 1, 0, 0), (1, 0, 1, 0)):
-        z = x if values in ((0, 0, 1, 1), (1, 1, 0, 0)) else y
-        return ("id", z) if values[1] == 0 and values[2] == 1 or values == (0, 1, 0, 1) \
-            else ("not", z)
-    return forms.get(values)
 
 
 def _sel(lifter, instr):
@@ -585,9 +580,13 @@ def _bra(lifter, instr):
         return lifter.unknown("branch to an address that is not an instruction")
     preds = [o for o in instr.operands if type(o) is not Symbol]
     guard = lifter.guard
+    if "ANY" in instr.modifiers or "ALL" in instr.modifiers:
+        # BRA.U.ANY / .ALL: the warp branches when any (all) of its threads' guards hold, so
+        # a thread may take the branch with its own guard false: an opaque choice.
+        choice = lifter.tmp("pred")
+        opaque_pred(lifter, choice)
+        return lifter.emit("bra", (), (Symbol(label),), guard=Guard(choice.name))
     if preds or "DIV" in instr.modifiers:
-        from kernelcheck.ir.nodes import Guard
-
         pred = src_pred(lifter, preds[0]) if len(preds) == 1 else None
         if pred is False:
             return
@@ -626,8 +625,6 @@ def _brx(lifter, instr):
 
 def _and_guard(lifter, choice: Register):
     """``choice`` and the SASS guard of the current instruction, as one guard."""
-    from kernelcheck.ir.nodes import Guard
-
     guard = lifter.guard
     if guard is None:
         return Guard(choice.name)
@@ -651,27 +648,24 @@ def _exit(lifter, instr):
 
 
 def _ret(lifter, instr):
-    labels = lifter.returns().get(instr.index)
-    if not labels:
-        lifter.emit("ret")
-        return
-    # The return of a subroutine lifted as branches: back to one of its call sites.
-    for label in labels[:-1]:
-        choice = lifter.tmp("pred")
-        opaque_pred(lifter, choice)
-        lifter.emit("bra", (), (Symbol(label),), guard=_and_guard(lifter, choice))
-    lifter.emit("bra", (), (Symbol(labels[-1]),))
+    lifter.emit("ret")
 
 
 _RULES = {
     "MOV": _mov, "UMOV": _mov, "MOV32I": _mov, "R2UR": _mov, "IMAD": _imad, "UIMAD": _imad,
     "IADD3": _iadd3, "UIADD3": _iadd3, "LEA": lea, "ULEA": lea, "SHF": _shf,
-    "USHF": _shf, "LOP3": _lop3, "ULOP3": _lop3, "SEL": _sel, "USEL": _sel,
+    "USHF": _shf, "LOP3": lop3, "ULOP3": lop3, "SEL": _sel, "USEL": _sel,
     "IMNMX": _minmax, "VIMNMX": _minmax, "UIMNMX": _minmax, "VIADDMNMX": _minmax,
     "VIADD": _viadd, "ISETP": _isetp, "UISETP": _isetp, "PLOP3": _plop3, "UPLOP3": _plop3,
     "HFMA2": _hfma2, "S2R": _s2r, "S2UR": _s2r, "CS2R": _cs2r, "LDC": _ldc, "ULDC": _ldc,
     "BRA": _bra, "JMP": _bra, "BRX": _brx, "JMX": _brx, "EXIT": _exit, "KILL": _exit,
     "RET": _ret, "CALL": call,
 }
+#: Opcodes the operand tables do not list: indirect branches through a uniform register,
+#: and sm_100's constant load into a uniform register (``LDCU UR4, c[0x0][0x380]``, as
+#: ``ULDC``).
+_UNIFORM_BRANCHES = {"BRXU": _brx, "JMXU": _brx, "LDCU": _ldc}
+#: Rules that read a ``.64`` modifier themselves (a 64-bit move or constant load).
+_READS_64 = frozenset({"MOV", "UMOV", "MOV32I", "LDC", "ULDC", "CS2R"})
 
-_ = (SpecialRegister, opaque32)
+_ = (SpecialRegister,)

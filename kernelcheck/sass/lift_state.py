@@ -8,7 +8,12 @@ register, so that a later 64-bit read of two halves can be lifted as one 64-bit 
   the 64-bit virtual register ``name``;
 * ``("cb", offset)``: it holds the 32-bit word of constant bank 0 at ``offset``;
 * ``("sx", reg)``: it holds the sign word of ``reg`` (``SHF.R.S32.HI x, RZ, 0x1f, reg``);
-* ``("shl", reg, s)``: it holds ``reg << s`` (32-bit), the low word of a 64-bit shift.
+* ``("shl", reg, s)``: it holds ``reg << s`` (32-bit), the low word of a 64-bit shift;
+* ``("k", value)``: it holds the constant ``value`` (a move of an immediate);
+* ``("sr", name)``: it holds the special register ``name`` (``SR_TID.X``, ``SR_CTAID.Y``:
+  fixed for the thread, so two reads are one value);
+* ``("fn", symbol)``: it holds (the low word of) the address of the runtime function
+  ``symbol`` that constant bank 4 holds (``__assertfail``, ``vprintf``).
 
 A fact stays true until a register it mentions is written (:meth:`LiftState.kill`), and a
 fact holds at a block entry only if it holds at the end of every predecessor
@@ -25,7 +30,11 @@ from kernelcheck.ir.nodes import Function, Symbol
 from kernelcheck.sass.calls import branch_targets, stops_thread
 from kernelcheck.sass.function import label_for_offset
 
-__all__ = ["LiftState", "block_successors", "is_predicate"]
+__all__ = ["LiftState", "block_successors", "is_predicate", "STABLE_SPECIALS"]
+
+#: Special registers whose value is fixed for the whole thread (read twice, the same).
+STABLE_SPECIALS = frozenset({"SR_TID.X", "SR_TID.Y", "SR_TID.Z", "SR_CTAID.X", "SR_CTAID.Y",
+                             "SR_CTAID.Z", "SR_LANEID"})
 
 _PREDICATE = re.compile(r"^U?P[0-7T]$")
 
@@ -91,7 +100,8 @@ def block_successors(function: Function) -> dict[int, tuple[int, ...]]:
     Built here rather than by :func:`kernelcheck.ir.cfg.control_flow_graph` because a
     SASS branch may carry its predicate as an operand (``BRA.U !UP0, L``, ``BRA.DIV``)
     and still fall through; a missing edge would make the must-analysis claim facts it
-    does not have. Indirect branches (``BRX``, ``JMX``) may go anywhere: every block is a
+    does not have. Indirect branches (``BRX``, ``JMX``, ``BRXU``, ``JMXU``) go to the
+    targets EIATTR_INDIRECT_BRANCH_TARGETS lists, or anywhere without it: every block is a
     successor. A block that calls ``__assertfail`` unconditionally has none.
     """
     blocks = function.blocks
@@ -110,7 +120,7 @@ def block_successors(function: Function) -> dict[int, tuple[int, ...]]:
                         targets.append(index[operand.name])
                 has_pred = any(type(o) is not Symbol for o in last.operands)
                 falls = conditional or has_pred or "DIV" in last.modifiers
-            elif op in ("BRX", "JMX"):
+            elif op in ("BRX", "JMX", "BRXU", "JMXU"):
                 known = branch_targets(function, last)
                 if known is not None and all(label_for_offset(t) in index for t in known):
                     targets.extend(index[label_for_offset(t)] for t in known)

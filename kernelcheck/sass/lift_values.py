@@ -160,7 +160,11 @@ def src32(lifter, operand):
         return lifter.reg(operand.name)
     if kind is Immediate:
         if operand.kind == "int":
-            return Immediate(operand.value & 0xFFFFFFFF)
+            # The two's-complement reading of the word (``VIADD R3, R2, 0xffffff80`` adds
+            # -128): congruent modulo 2**32, as every 32-bit value of the analysis is, and
+            # a small difference stays small when the sum is widened.
+            value = operand.value & 0xFFFFFFFF
+            return Immediate(value - (1 << 32) if value >= 1 << 31 else value)
         return operand
     if kind is ConstantRef:
         return constant32(lifter, operand)
@@ -367,6 +371,7 @@ def write64(lifter, lo_name: str, hi_name: str, value: Register) -> None:
             old = build64(lifter, Register(lo_name), Register(hi_name))
             if old != target:
                 lifter.emit("mov", ("b64",), (target, old), guard=False)
+    _keep_copies(lifter, target.name, (lo_name, hi_name))
     lifter.emit("mov", ("b64",), (target, value))
     lo, hi = lifter.reg(lo_name), lifter.reg(hi_name)
     lifter.emit("cvt", ("u32", "u64"), (lo, target))
@@ -384,6 +389,21 @@ def write64(lifter, lo_name: str, hi_name: str, value: Register) -> None:
         # Whenever the same guard holds, the pair holds ``value``.
         state.tags[lo_name] = ("g", value.name, "lo") + lifter.sass_guard
         state.tags[hi_name] = ("g", value.name, "hi") + lifter.sass_guard
+
+
+def _keep_copies(lifter, name: str, written: tuple[str, ...]) -> None:
+    """Before the 64-bit register ``name`` is overwritten: registers other than ``written``
+    that hold its halves (copies taken earlier, ``MOV R8, R12`` before ``R12:R13``
+    advances) keep them through a copy of the old value, instead of losing the pairing."""
+    tags = lifter.state.tags
+    holders = [(register, fact) for register, fact in tags.items()
+               if fact[0] == "v" and fact[1] == name and register not in written]
+    if not holders:
+        return
+    old = lifter.tmp("b64")
+    lifter.emit("mov", ("b64",), (old, Register(name)), guard=False)
+    for register, fact in holders:
+        tags[register] = ("v", old.name, fact[2])
 
 
 def _is_next(lo: str, hi: str) -> bool:

@@ -24,22 +24,11 @@ EXPECTED = tomllib.loads((FIXTURES / "expected.toml").read_text())["kernels"]
 # answer is "not_proven" or "conditional" where the truth is stronger; never "always" for
 # a kernel that is not, and never a false "idempotent" instance.
 KNOWN_WEAKER = {
-    # The unrolled 64-bit grid-stride loop keeps its index in two 32-bit halves updated
-    # by a carry chain across the loop back edge: the stores' addresses are rebuilt as
-    # lo + 2**32*hi of loop-carried halves, which hides their base pointer.
-    ("sm_80", "copy_gridstride_i64"): "not_proven",
-    ("sm_90", "copy_gridstride_i64"): "not_proven",
-    # The foreach negation's scalar path: ptxas unrolls it and the unrolled stores'
-    # addresses lose the table entry they start from.
-    ("sm_80", "_Z14apply_to_listsI14TensorListMetaILi2EE13NegateFunctorJEEvT_T0_DpT1_"):
-        "not_proven",
-    ("sm_90", "_Z14apply_to_listsI14TensorListMetaILi2EE13NegateFunctorJEEvT_T0_DpT1_"):
-        "not_proven",
 }
-# Kernels whose class is right but whose example instances the SASS LaunchCheck may leave
-# "not proven": a global read inside the loop goes through a pointer that the loop advances
-# and that the lifter does not rebuild as one 64-bit base, so its bytes are unknown.
-WEAKER_INSTANCES = {("sm_80", "spmv_csr"), ("sm_90", "spmv_csr"), ("sm_80", "matmul_tiled"),
+# Kernels whose class is right but whose example instances the SASS LaunchCheck does not
+# prove: the 64-bit grid-stride loop's trip count is not bounded, as in the PTX analysis of
+# the same kernel.
+WEAKER_INSTANCES = {("sm_80", "copy_gridstride_i64"), ("sm_90", "copy_gridstride_i64"),
                     # The store address holds a 64-bit shift of a pointer difference that
                     # the lift leaves opaque: its bytes are unknown in every instance (and
                     # never bounded by out's allocation, which they do not lie in).

@@ -143,6 +143,35 @@ def test_multiply_high_keeps_the_quotient_bounded():
     assert clobbering.verdict == "not_idempotent"
 
 
+def test_multiply_high_adds_the_register_pair_after_its_addend():
+    # IMAD.HI.U32 d, a, b, R4 adds the pair R4:R5 to the product: with zero in R4 and c in
+    # R5 it is umulhi(a, b) + c (ptxas writes ``__umulhi(a, b) + c`` so). p[umulhi(tid, 16)
+    # + c] is written (umulhi is 0 here) and p[1024 + tid] read: they meet when c = 1024.
+    import struct
+
+    from kernelcheck.launch.evaluate import evaluate
+
+    summary = _kernel([
+        "S2R R0, SR_TID.X",
+        "LDC.64 R2, c[0x0][0x210]",
+        "LDC R5, c[0x0][0x218]",
+        "HFMA2.MMA R4, -RZ, RZ, 0, 0",
+        "IADD3 R7, R0, 0x400, RZ",
+        "IMAD.WIDE.U32 R8, R7, 0x4, R2",
+        "LDG.E R10, desc[UR4][R8.64]",
+        "IMAD.HI.U32 R6, R0, 0x10, R4",
+        "IMAD.WIDE.U32 R2, R6, 0x4, R2",
+        "STG.E desc[UR4][R2.64], R10",
+        "EXIT",
+    ])
+    base = 0x7F0000000000
+    meets = evaluate(summary.launch_check, struct.pack("<QI", base, 1024), (1, 1, 1),
+                     (32, 1, 1))
+    assert meets.verdict == "not_idempotent"
+    apart = evaluate(summary.launch_check, struct.pack("<QI", base, 0), (1, 1, 1), (32, 1, 1))
+    assert apart.verdict == "idempotent"
+
+
 def test_multimem_load_reduce_is_a_global_read_of_its_width():
     summary = _kernel([
         "S2R R0, SR_TID.X",
@@ -176,6 +205,27 @@ def test_printf_writes_nothing_the_program_reads_but_clobbers_registers():
     after = _kernel(print_then_store, directives=table)
     assert after.kernel_class == "not_proven"  # R2:R3 may have changed in the call
     assert any("unknown address" in reason for reason in after.reasons)
+
+
+def test_printf_address_loaded_in_an_earlier_block_is_still_printf():
+    # The bank-4 load and the call sit in different blocks (a wait loop between them, as in
+    # CUTLASS's error paths): the lifter's fact on R8 still names vprintf.
+    table = ((CBANK_FUNCTIONS_DIRECTIVE, ((4, 0, "vprintf"),)),)
+    summary = _kernel([
+        "S2R R0, SR_TID.X",
+        "LDC.64 R2, c[0x0][0x210]",
+        "IMAD.WIDE.U32 R2, R0, 0x4, R2",
+        "STG.E desc[UR4][R2.64], R0",
+        "MOV R8, 0x0",
+        "LDC.64 R8, c[0x4][R8]",
+        "ISETP.NE.AND P0, PT, R0, RZ, PT",
+        "@P0 BRA 0x90",
+        "NOP",
+        "LEPC R20, 0xb0",                     # 0x90
+        "CALL.ABS.NOINC R8",
+        "EXIT",                               # 0xb0
+    ], directives=table)
+    assert summary.kernel_class == "always", summary.reasons
 
 
 def test_constant_bank_read_at_a_register_offset_reads_the_parameter_table():

@@ -1,0 +1,276 @@
+"""Inline the subroutines a SASS kernel calls, so the lifter sees one straight body.
+
+ptxas compiles a ``__noinline__`` device function (and its own helpers: the slow paths
+of division, for instance) into a subroutine placed after the kernel's code in the same
+``.text`` section, entered by ``CALL.REL[.NOINC] $kernel$callee`` and left by
+``RET.REL.NODEC Rk``. The call sequence is::
+
+    MOV R20, 0x270                      ; the offset of the instruction after the call
+    CALL.REL.NOINC `($k$_Z4leafPfif)     ; jump to the subroutine
+    ...                                 ; 0x270: execution continues here
+  $k$_Z4leafPfif:
+    ...
+    RET.REL.NODEC R20 `(k)               ; jump back to the address R20 holds
+
+Caller and subroutine share the thread's registers and its local memory (the subroutine
+saves what it overwrites on the stack ``R1`` points to), so splicing a copy of the
+subroutine's code at the call site gives the same machine state as the call: this module
+replaces every such call by a copy of the blocks reachable from the subroutine's entry,
+with its labels renamed, each ``RET`` turned into a branch to the instruction after the
+call, and explicit branches where a copied block fell through. Nested calls are copied
+the same way, inside the copy.
+
+Assumption about compiled code: a subroutine returns to the instruction after the call
+that entered it (the call/return discipline of the ABI). What the code shows of it is
+checked: the caller puts the offset of the next instruction into a register just before
+the call, and every return of the subroutine is a ``RET.REL`` through a register. Where
+that address travels in between (copied to another register, saved on the stack around
+a nested call) is not followed: the discipline is trusted, as the compiler keeps it.
+
+A call is left in place, with the reason, when its subroutine is recursive, is nested
+deeper than :data:`~kernelcheck.ir.inlining.MAX_CALL_DEPTH`, would take the kernel past
+:data:`~kernelcheck.ir.inlining.MAX_INLINED_INSTRUCTIONS`, branches indirectly (``BRX``,
+``JMX``), or is not entered and left as above; the lifter then treats
+the call as unmodelled (:func:`kernelcheck.sass.lift_memory.call`). Indirect calls
+(``CALL.REL R2``) and absolute calls are left to the lifter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from kernelcheck.ir.inlining import (
+    MAX_CALL_DEPTH,
+    MAX_INLINED_INSTRUCTIONS,
+    depth_reason,
+    recursion_reason,
+    size_reason,
+)
+from kernelcheck.ir.nodes import Function, Guard, Instruction, Label, Register, Symbol
+from kernelcheck.ir.operands import defs
+from kernelcheck.sass.calls import move_immediate
+from kernelcheck.sass.lift_state import block_successors
+
+__all__ = ["InlinedFunction", "inline_subroutines", "is_local_call"]
+
+
+@dataclass(frozen=True)
+class InlinedFunction:
+    """A SASS function with its subroutine calls inlined.
+
+    ``origin[k]`` is the index, in the original function, of the instruction
+    ``function.instructions[k]`` was copied from; ``refused`` maps the index (in
+    ``function``) of each local call left in place to the reason; ``inlined`` counts the
+    instructions copied in.
+    """
+
+    function: Function
+    origin: tuple[int, ...]
+    refused: dict[int, str]
+    inlined: int
+
+
+_INDIRECT = frozenset({"BRX", "JMX", "BRXU", "JMXU"})
+
+
+class _Refused(Exception):
+    """A call that is not inlined, and why."""
+
+
+def is_local_call(instr: Instruction) -> bool:
+    """Whether ``instr`` is a direct ``CALL.REL`` (a subroutine of the same code)."""
+    return instr.opcode == "CALL" and "REL" in instr.modifiers and bool(instr.operands) and (
+        type(instr.operands[0]) is Symbol)
+
+
+class _Inliner:
+    def __init__(self, function: Function):
+        self.function = function
+        self.blocks = function.blocks
+        self.by_label = {label: b for b in self.blocks for label in b.labels}
+        self.successors = block_successors(function)
+        self.position = {b.index: k for k, b in enumerate(self.blocks)}
+        self.sites = 0
+        self.inlined = 0
+        #: (statement, original index or None) in output order; refused calls by identity.
+        self.out: list = []
+        self.refused: dict[int, str] = {}
+
+    # ------------------------------------------------------------------ driving
+    def run(self) -> InlinedFunction:
+        # Calls are inlined in the blocks the kernel reaches without calls; the
+        # subroutines' own blocks stay as they are (only calls reach them, and every call
+        # inlined is replaced by a copy).
+        reached = self._reachable(self.blocks[0].index) if self.blocks else set()
+        for block in self.blocks:
+            for label in block.labels:
+                self.out.append((Label(label), None))
+            if block.index in reached:
+                self._copy_block(block, {}, chain=(), depth=0, ret=None)
+            else:
+                self.out.extend((i, i.index) for i in block.instructions)
+        body: list = []
+        origin: list[int] = []
+        refused: dict[int, str] = {}
+        for statement, source in self.out:
+            if type(statement) is Label:
+                body.append(statement)
+                continue
+            index = len(origin)
+            body.append(replace(statement, index=index))
+            origin.append(source)
+            reason = self.refused.get(id(statement))
+            if reason is not None:
+                refused[index] = reason
+        function = replace(self.function, body=tuple(body))
+        return InlinedFunction(function, tuple(origin), refused, self.inlined)
+
+    def _copy_block(self, block, names: dict[str, str], chain: tuple[str, ...], depth: int,
+                    ret: str | None) -> None:
+        """Emit ``block``'s instructions, renaming labels by ``names`` (a copy) and turning
+        ``RET`` into a branch to the label ``ret``."""
+        for instr in block.instructions:
+            if ret is not None and instr.opcode == "RET":
+                self.out.append((Instruction("BRA", (), (Symbol(ret),), instr.guard,
+                                             None, -1, True, instr.pos), instr.index))
+                continue
+            if names and instr.opcode != "CALL":
+                # Branch targets inside the copy go to the copy; a call's target is the
+                # subroutine's entry, inlined afresh.
+                instr = _renamed(instr, names)
+            if is_local_call(instr):
+                try:
+                    self._inline(block, instr, chain, depth)
+                    continue
+                except _Refused as refusal:
+                    self.refused[id(instr)] = str(refusal)
+            self.out.append((instr, instr.index))
+
+    # ------------------------------------------------------------------ one call
+    def _inline(self, block, call: Instruction, chain: tuple[str, ...], depth: int) -> None:
+        target = call.operands[0].name
+        entry = self.by_label.get(target)
+        if entry is None:
+            raise _Refused(f"subroutine {target} not found")
+        if target in chain:
+            raise _Refused(recursion_reason(target))
+        if depth >= MAX_CALL_DEPTH:
+            raise _Refused(depth_reason())
+        region = self._region(entry, target)
+        size = sum(len(b.instructions) for b in region)
+        if self.inlined + size > MAX_INLINED_INSTRUCTIONS:
+            raise _Refused(size_reason())
+        self._check_returns(region, target)
+        self._check_return_address(block, call, target)
+        self.sites += 1
+        site = self.sites
+        ret_label = f".L_ret{site}_{call.pos.line if call.pos else 0:#x}"
+        names = {}
+        for b in region:
+            own = f".L_inl{site}_b{b.index}"
+            names[own] = own
+            for label in b.labels:
+                names[label] = own
+        own_of = {b.index: f".L_inl{site}_b{b.index}" for b in region}
+        self.inlined += size
+        if call.guard is not None:
+            skip = Guard(call.guard.register, not call.guard.negated)
+            self.out.append((Instruction("BRA", (), (Symbol(ret_label),), skip, None, -1,
+                                         True, call.pos), call.index))
+        in_region = {b.index for b in region}
+        for b in region:
+            self.out.append((Label(own_of[b.index]), None))
+            self._copy_block(b, names, chain + (target,), depth + 1, ret_label)
+            following = self.position[b.index] + 1
+            if following < len(self.blocks) and self.blocks[following].index in (
+                    self.successors[b.index]) and self.blocks[following].index in in_region:
+                last = b.last
+                self.out.append((Instruction(
+                    "BRA", (), (Symbol(own_of[self.blocks[following].index]),), None, None,
+                    -1, True, last.pos if last is not None else None),
+                    last.index if last is not None else call.index))
+        self.out.append((Label(ret_label), None))
+
+    def _reachable(self, start: int) -> set[int]:
+        seen = {start}
+        stack = [start]
+        while stack:
+            for successor in self.successors[stack.pop()]:
+                if successor not in seen:
+                    seen.add(successor)
+                    stack.append(successor)
+        return seen
+
+    def _region(self, entry, name: str) -> list:
+        """The blocks reachable from the subroutine's entry, in layout order."""
+        seen = self._reachable(entry.index)
+        for b in self.blocks:
+            if b.index in seen and b.last is not None and b.last.opcode in _INDIRECT:
+                raise _Refused(f"indirect branch in subroutine {name}")
+        return [b for b in self.blocks if b.index in seen]
+
+    @staticmethod
+    def _check_returns(region, name: str) -> None:
+        for b in region:
+            for instr in b.instructions:
+                if instr.opcode == "RET" and not ("REL" in instr.modifiers and instr.operands
+                                                  and type(instr.operands[0]) is Register):
+                    raise _Refused(f"subroutine {name} returns by {instr.full_opcode}")
+
+    @staticmethod
+    def _check_return_address(block, call: Instruction, name: str) -> None:
+        """The caller puts the offset of the instruction after the call into a register
+        just before it (``MOV R20, 0x270``), not overwritten before the call."""
+        position = next((k for k, i in enumerate(block.instructions) if i.index == (
+            call.index)), None)
+        before = block.instructions[:position] if position is not None else ()
+        written: set[str] = set()
+        for instr in reversed(before):
+            names = defs(instr)
+            value = move_immediate(instr)
+            if value is not None and call.pos is not None and value == call.pos.line + 16 \
+                    and instr.guard is None and names and names[0] not in written:
+                return
+            written.update(names)
+        raise _Refused(f"return address of the call of {name} not recognised")
+
+
+def _renamed(instr: Instruction, names: dict[str, str]) -> Instruction:
+    operands = instr.operands
+    if not any(type(o) is Symbol and o.name in names for o in operands):
+        return instr
+    return replace(instr, operands=tuple(
+        Symbol(names[o.name]) if type(o) is Symbol and o.name in names else o
+        for o in operands))
+
+
+def inline_subroutines(function: Function) -> InlinedFunction:
+    """``function`` with its ``CALL.REL`` subroutine calls inlined (see the module
+    documentation).
+
+    Parameters
+    ----------
+    function : Function
+        A SASS function (labels at its subroutines' entries, as
+        :func:`kernelcheck.sass.function.build_function` places them).
+
+    Returns
+    -------
+    InlinedFunction
+
+    Examples
+    --------
+    >>> from kernelcheck.binary.nvdisasm import SassFunction, SassInstruction
+    >>> from kernelcheck.sass.function import function_from_sass
+    >>> f = function_from_sass(SassFunction("k", (
+    ...     SassInstruction(0, "MOV R4, 0x20"),
+    ...     SassInstruction(16, "CALL.REL.NOINC $k$f"),
+    ...     SassInstruction(32, "EXIT"),
+    ...     SassInstruction(48, "MOV R0, 0x1"),
+    ...     SassInstruction(64, "RET.REL.NODEC R4 k"))), symbols={"$k$f": 48})
+    >>> [i.full_opcode for i in inline_subroutines(f).function.instructions][:4]
+    ['MOV', 'MOV', 'BRA', 'EXIT']
+    """
+    if not any(is_local_call(i) for i in function.instructions):
+        return InlinedFunction(function, tuple(range(len(function.instructions))), {}, 0)
+    return _Inliner(function).run()
