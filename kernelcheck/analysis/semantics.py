@@ -36,6 +36,7 @@ from kernelcheck.analysis.terms import (
     Rem,
     Shr,
     ShrVar,
+    Special,
     Term,
     Wrap,
     add,
@@ -141,16 +142,16 @@ def evaluate_instruction(instr: Instruction, srcs: list) -> Term | None:
     if any(m.startswith("sat") or m in ("hi", "cc") for m in instr.modifiers):
         return None  # saturating, high-half and carry forms are not congruences
     if op == "add" and len(srcs) == 2 and not _has_carry(instr):
-        return add(srcs[0], srcs[1])
+        return _fold_masked(add(srcs[0], srcs[1]), bits)
     if op == "sub" and len(srcs) == 2 and not _has_carry(instr):
-        return add(srcs[0], neg(srcs[1]))
+        return _fold_masked(add(srcs[0], neg(srcs[1])), bits)
     if op == "neg" and len(srcs) == 1:
         return neg(srcs[0])
     if op == "not" and len(srcs) == 1:
         return add(neg(srcs[0]), Const(-1))  # ~a == -a - 1 modulo 2**bits
     if op in ("mul", "mad") and "lo" in instr.modifiers:
         product = mul(srcs[0], srcs[1])
-        return add(product, srcs[2]) if op == "mad" else product
+        return _fold_masked(add(product, srcs[2]), bits) if op == "mad" else product
     if op in ("mul", "mad") and "wide" in instr.modifiers:
         # ISA §9.7.1.5: the full 2*bits product of the operands read as signed/unsigned.
         product = mul(wrap(srcs[0], bits, signed), wrap(srcs[1], bits, signed))
@@ -161,7 +162,7 @@ def evaluate_instruction(instr: Instruction, srcs: list) -> Term | None:
         if type(amount) is Const:
             k = min(amount.value, bits)
             # shl by the width leaves 0, congruent to x * 2**width modulo 2**width.
-            return mul(srcs[0], Const(1 << k)) if op == "shl" else Shr(
+            return mul(srcs[0], Const(1 << k)) if op == "shl" else shift_right(
                 wrap(srcs[0], bits, signed), k)
         if op == "shl":
             return mul(srcs[0], Pow2(amount, bits))
@@ -184,6 +185,73 @@ def evaluate_instruction(instr: Instruction, srcs: list) -> Term | None:
     if op == "cvt":
         return _cvt(instr, srcs)
     return None
+
+
+#: Exclusive upper bounds of the special registers (CUDA limits: at most 1024 threads per
+#: block and 64 in z, at most 2**31 - 1 blocks per grid dimension, 32 lanes).
+_SPECIAL_LIMIT = {"%tid.x": 1 << 10, "%tid.y": 1 << 10, "%tid.z": 1 << 6,
+                  "%ntid.x": (1 << 10) + 1, "%ntid.y": (1 << 10) + 1, "%ntid.z": 65,
+                  "%ctaid.x": 1 << 31, "%ctaid.y": 1 << 31, "%ctaid.z": 1 << 31,
+                  "%nctaid.x": 1 << 31, "%nctaid.y": 1 << 31, "%nctaid.z": 1 << 31,
+                  "%laneid": 1 << 5}
+
+
+def _fold_masked(term: Term, bits: int) -> Term:
+    """``term`` with a summand pair ``a - (a & M)`` replaced by ``a & ~M`` where that is a
+    mask of low bits, ``a mod 2**j`` (``x % 4`` of a signed ``x`` known non-negative,
+    compiled as ``x - (x & 0x7ffffffc)``).
+
+    Exact modulo ``2**bits``: the bits of ``a & M`` are bits of ``a`` (of its wrap, which
+    is congruent to it), so the subtraction borrows nothing and clears exactly them. Where
+    ``a`` is a special register, the mask keeps only the bits its values can have
+    (:data:`_SPECIAL_LIMIT`, a power of two).
+
+    >>> from kernelcheck.analysis.terms import Special
+    >>> x = Special("%tid.x")
+    >>> _fold_masked(add(x, neg(BitAnd(x, Const(0x7ffffffc)))), 32)
+    BitAnd(a=Special(name='%tid.x'), b=Const(value=3))
+    """
+    if not bits or type(term) is not Add:
+        return term
+    args = list(term.args)
+    for k, part in enumerate(args):
+        if type(part) is not Mul or len(part.args) != 2 or part.args[0] != Const(-1):
+            continue
+        b = part.args[1]
+        if type(b) is not BitAnd or type(b.b) is not Const:
+            continue
+        for j, a in enumerate(args):
+            if j == k or wrap(a, bits, False) != b.a:
+                continue
+            mask = ~b.b.value & ((1 << bits) - 1)
+            inner = b.a.arg if type(b.a) is Wrap else b.a
+            limit = _SPECIAL_LIMIT.get(inner.name) if type(inner) is Special else None
+            if limit is not None and limit & (limit - 1) == 0 and bits >= 32:
+                mask &= limit - 1
+            if mask & (mask + 1):
+                # Only a remainder (a mask of low bits) is a better term: k - k % 4 as
+                # k & ~3 would lose its linear form in k, which loop counts rely on.
+                return term
+            rest = [x for i, x in enumerate(args) if i not in (j, k)]
+            return add(BitAnd(b.a, Const(mask)), *rest)
+    return term
+
+
+def shift_right(a: Term, k: int) -> Term:
+    """``Shr(a, k)`` (``floor(a / 2**k)`` of the wrapped value ``a``), folded to a constant
+    where ``a`` is one, or is a special register (or a wrap of one of at least 32 bits)
+    whose every value lies below ``2**k``: then the quotient is 0.
+
+    >>> from kernelcheck.analysis.terms import Special
+    >>> shift_right(wrap(Special("%tid.x"), 32, True), 31), shift_right(Const(-8), 2)
+    (Const(value=0), Const(value=-2))
+    """
+    if type(a) is Const:
+        return Const(a.value >> k)
+    inner = a.arg if type(a) is Wrap and a.bits >= 32 else a
+    if type(inner) is Special and _SPECIAL_LIMIT.get(inner.name, 1 << 64) <= 1 << k:
+        return Const(0)
+    return Shr(a, k)
 
 
 def known_zero(term: Term, bits: int) -> int:

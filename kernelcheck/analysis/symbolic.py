@@ -48,14 +48,18 @@ from kernelcheck.analysis.stack import (
 )
 from kernelcheck.analysis.terms import (
     Add,
+    BitAnd,
+    BitOr,
     Bound,
     Cmp,
     Const,
+    Div,
     Global,
     Iter,
     Join,
     LoopVar,
     Min,
+    Mul,
     Opaque,
     PAnd,
     Param,
@@ -65,6 +69,7 @@ from kernelcheck.analysis.terms import (
     POpaque,
     POr,
     Pred,
+    Rem,
     Shr,
     Special,
     Term,
@@ -152,21 +157,24 @@ class SymbolicKernel:
 class _State:
     """Per-block facts: register terms, predicates, the path guard, window pointers, and the
     local-stack facts of :mod:`kernelcheck.analysis.stack` (``frames``: registers holding a
-    depot address; ``stack``: depot slot -> (stored term, width))."""
+    depot address; ``stack``: depot slot -> (stored term, width)); ``flags``: registers
+    holding a predicate as one of two constants (``selp.u32 %r, 1, 0, %p``), name ->
+    ``(predicate, bits, value if true, value if false)``."""
 
-    __slots__ = ("regs", "preds", "guard", "shared", "frames", "stack")
+    __slots__ = ("regs", "preds", "guard", "shared", "frames", "stack", "flags")
 
-    def __init__(self, regs, preds, guard, shared, frames=None, stack=None):
+    def __init__(self, regs, preds, guard, shared, frames=None, stack=None, flags=None):
         self.regs = regs
         self.preds = preds
         self.guard = guard
         self.shared = shared
         self.frames = {} if frames is None else frames
         self.stack = {} if stack is None else stack
+        self.flags = {} if flags is None else flags
 
     def copy(self) -> _State:
         return _State(dict(self.regs), dict(self.preds), self.guard, set(self.shared),
-                      dict(self.frames), dict(self.stack))
+                      dict(self.frames), dict(self.stack), dict(self.flags))
 
 
 def _ends_thread(module: Module, instr: Instruction) -> bool:
@@ -320,6 +328,7 @@ class _Walker:
                 regs, predicates = loop_defs[node]
                 for name in regs:
                     state.regs[name] = LoopVar(self.loop_base + node, name)
+                    state.flags.pop(name, None)
                 for name in predicates:
                     state.preds[name] = POpaque(f"loop{node}:{name}")
                 state.shared -= demoted[node]
@@ -494,6 +503,7 @@ class _Walker:
         if instr.opcode == "setp" and type(first) is PredicatePair:
             p = semantics.compare_predicate(instr, srcs[0], srcs[1]) if len(srcs) >= 2 and all(
                 isinstance(s, Term) for s in srcs[:2]) else POpaque(f"setp@{instr.index}")
+            p = self._flag_test(instr, state, srcs) or p
             if len(srcs) == 3 and isinstance(srcs[2], Pred):
                 p = semantics.combine_setp(instr, p, srcs[2])
             self._assign_pred(instr, state, first.first.name, p)
@@ -503,6 +513,7 @@ class _Walker:
         if instr.opcode == "setp" and type(first) is Register:
             p = semantics.compare_predicate(instr, srcs[0], srcs[1]) if all(
                 isinstance(s, Term) for s in srcs[:2]) else POpaque(f"setp@{instr.index}")
+            p = self._flag_test(instr, state, srcs) or p
             if len(srcs) == 3 and isinstance(srcs[2], Pred):
                 p = semantics.combine_setp(instr, p, srcs[2])
             self._assign_pred(instr, state, first.name, p)
@@ -536,10 +547,50 @@ class _Walker:
                 term = self._fresh(made.tag + (f".{k}" if k else ""), made.bits, made.memory)
             window = len(targets) == 1 and window_pointer(instr, state.shared, srcs)
             self._assign(instr, state, name, term, window)
+            if instr.opcode == "selp" and instr.guard is None and len(srcs) == 3 and all(
+                    type(x) is Const for x in srcs[:2]) and isinstance(srcs[2], Pred):
+                bits = semantics._bits(semantics.instruction_type(instr))
+                if bits:
+                    state.flags[name] = (srcs[2], bits, srcs[0].value, srcs[1].value)
         if len(targets) == 1:
             slot = frame_slot(instr, state.frames, self.local_syms)
             if slot is not None:
                 state.frames[targets[0]] = slot
+
+    def _flag_test(self, instr: Instruction, state: _State, srcs) -> Pred | None:
+        """The predicate of ``setp.eq``/``setp.ne`` comparing a flag register (a ``selp``
+        of two constants on ``p``, see :class:`_State`) with a constant: ``p``, ``!p`` or a
+        constant, where the comparison alone would only see the join of the two values.
+
+        Exact: the register holds the first constant exactly when ``p`` held at the
+        ``selp`` (a predicate is a fact about values, true wherever they flow), and a
+        comparison of ``bits`` bits or fewer sees the low bits of that constant.
+        """
+        ops = instr.operands
+        cmp = next((m for m in instr.modifiers if m in ("eq", "ne")), None)
+        ty = semantics.instruction_type(instr) or ""
+        bits = semantics._bits(ty)
+        if cmp is None or not bits or ty[:1] not in "bus" or len(srcs) < 2 or len(ops) < 3:
+            return None
+        for reg, other in ((ops[1], srcs[1]), (ops[2], srcs[0])):
+            flag = state.flags.get(reg.name) if type(reg) is Register else None
+            if flag is None or type(other) is not Const or flag[1] < bits:
+                continue
+            p, _, if_true, if_false = flag
+            mask = (1 << bits) - 1
+            k = other.value & mask
+            hit_true, hit_false = (if_true & mask) == k, (if_false & mask) == k
+            if hit_true and hit_false:
+                eq = PConst(True)
+            elif not hit_true and not hit_false:
+                eq = PConst(False)
+            else:
+                eq = p if hit_true else pred_not(p)
+            out = eq if cmp == "eq" else pred_not(eq)
+            if len(srcs) == 3 and isinstance(srcs[2], Pred):
+                out = semantics.combine_setp(instr, out, srcs[2])
+            return out
+        return None
 
     def _assign(self, instr, state: _State, name: str, term: Term, window: bool = False) -> None:
         """Bind ``name`` to ``term``; ``window``: the value provably points into the shared
@@ -557,6 +608,7 @@ class _Walker:
                 term = _join([kept, new]) if kept != new else new
         state.regs[name] = term
         state.frames.pop(name, None)  # re-established by _define for depot addresses
+        state.flags.pop(name, None)  # re-established by _define for selp of constants
         if window:
             state.shared.add(name)
         else:
@@ -1013,6 +1065,14 @@ class _Walker:
                 value = Join((init, capped))
                 caps[var] = value
             mapping[var] = value
+        # A loop unrolled after a remainder loop: every first value leaves a multiple of
+        # the unroll factor of iterations, so the unrolled accesses stay below the bound
+        # (kernelcheck.analysis.unroll).
+        for var in list(caps):
+            refined = self._unrolled_cap(cfg, loops, back, out, var, ivs[var],
+                                         trips.get(var.header, (None, ()))[1], mapping)
+            if refined is not None:
+                caps[var] = mapping[var] = refined
         # Induction variables moving in step with a capped one are expressed through it
         # (kernelcheck.analysis.induction: an identity of terms, so the cap bounds them too).
         for var, (init, step) in ivs.items():
@@ -1039,6 +1099,79 @@ class _Walker:
                 mapping[var] = self._fresh(
                     f"unresolved loop value {var.register} of loop {var.header}")
         return mapping
+
+    def _unrolled_cap(self, cfg, loops, back, out, var, iv, tests, mapping):
+        """``Bound(value, None, n - 1 - (U-1)*s)`` for the capped induction variable ``var``
+        (step ``U*s``, loop test ``x + U*s < n``) when :func:`kernelcheck.analysis.unroll.
+        prove_entry` shows, for every path into the loop, that its first value leaves a
+        multiple of ``U`` iterations of step ``s`` before ``n``; else ``None``.
+
+        The paths are those into the last merge before the loop: the loop's one entry
+        block and the straight chain of single-predecessor blocks above it end at a block
+        ``M``; each predecessor of ``M`` gives the register's value on that path and the
+        path's literals (with the chain's and the loop entry's), all with the loop values
+        resolved."""
+        from math import gcd
+
+        from kernelcheck.analysis.induction import from_linear, linear
+        from kernelcheck.analysis.unroll import prove_entry
+
+        bounds = [b for v, b in tests if v == var]
+        header = var.header - self.loop_base
+        init, step = iv
+        form = linear(step)
+        factor = 0
+        for c in form.values():
+            factor = gcd(factor, c)
+        if not bounds or header not in loops or factor < 2 or factor > 16:
+            return None
+        entries = [p for p in cfg.predecessors(header) if (p, header) not in back]
+        if len(entries) != 1 or entries[0] == ENTRY or entries[0] not in out:
+            return None
+        chain = [entries[0]]
+        while True:
+            preds = list(cfg.predecessors(chain[-1]))
+            if len(preds) != 1 or preds[0] == ENTRY or (preds[0], chain[-1]) in back or (
+                    preds[0] in chain or chain[-1] in loops):
+                break
+            chain.append(preds[0])
+        merge = chain[-1]
+        name = var.register
+        block_of = {b.index: b for b in self.function.blocks}
+        if merge in loops or any(name in defs(i) for b in chain
+                                 for i in block_of[b].instructions):
+            return None
+        entry_literals = self._edge_state(cfg, entries[0], header, out[entries[0]]).guard
+
+        def resolved(t):
+            for _ in range(4):
+                if not contains(t, lambda n: type(n) is LoopVar):
+                    break
+                t = substitute(t, mapping)
+            return t
+
+        paths = []
+        for q in cfg.predecessors(merge):
+            if q == ENTRY or (q, merge) in back or q not in out:
+                return None
+            edge = self._edge_state(cfg, q, merge, out[q])
+            first = edge.regs.get(name)
+            if first is None:
+                return None
+            literals = [resolved(g) for g in edge.guard + entry_literals]
+            first = resolved(first)
+            if contains(first, lambda n: type(n) is LoopVar):
+                return None
+            paths.append(([g for g in literals if not contains(
+                g, lambda n: type(n) is LoopVar)], first))
+        for unroll in sorted({factor, 4, 2}, reverse=True):
+            if factor % unroll or unroll < 2:
+                continue
+            stride = from_linear({m: c // unroll for m, c in form.items()})
+            if prove_entry(paths, bounds[0], stride, unroll):
+                return Bound(mapping[var], None,
+                             add(bounds[0], Const(-1), mul(Const(1 - unroll), stride)))
+        return None
 
     def _tripmax(self, cfg, header, body, latches, idom, out, key, ivs):
         """``(tripmax term, (iv var, bound) or None)`` from an exit test dominating the latches."""
@@ -1225,6 +1358,8 @@ def _merge(states: list[_State]) -> _State:
             # is read (a register absent on one path is already left out of the join).
             defined = [v for v in values if not _from_undefined(v)]
             values = defined or values
+        if len(values) == 2 and len(states) == 2:
+            values = _same_quotient(states, name, values)
         regs[name] = _join(values)
     preds: dict = {}
     for name in set().union(*(s.preds for s in states)):
@@ -1233,7 +1368,35 @@ def _merge(states: list[_State]) -> _State:
     guard = tuple(g for g in states[0].guard if all(g in s.guard for s in states[1:]))
     shared = set.intersection(*(s.shared for s in states))
     frames = merge_slots([s.frames for s in states])
-    return _State(regs, preds, guard, shared, frames, merge_slots([s.stack for s in states]))
+    flags = {name: f for name, f in states[0].flags.items()
+             if all(s.flags.get(name) == f for s in states[1:])}
+    return _State(regs, preds, guard, shared, frames, merge_slots([s.stack for s in states]),
+                  flags)
+
+
+_ARITHMETIC = (Const, Param, Special, Add, Mul, Wrap, Div, Rem, Shr, BitAnd, BitOr)
+
+
+def _same_quotient(states: list[_State], name: str, values: list) -> list:
+    """``[v]`` when the two paths' values of ``name`` are one value: nvcc's 32-bit fast path
+    of a 64-bit division (``div.u32`` where ``(a | b) >> 32 == 0``, ``div.u64`` otherwise)
+    computes on one path what the other's term says (:func:`kernelcheck.analysis.unroll.
+    prove_equal_under`, under the literals only that path has). Both values must be
+    arithmetic of constants, parameters and launch coordinates only, so that either term
+    means the same number on both paths; else ``values`` unchanged."""
+    a, b = (s.regs.get(name) for s in states)
+    if a is None or b is None or not all(
+            contains(v, lambda t: type(t) in (Div, Rem)) and not contains(
+                v, lambda t: not isinstance(t, _ARITHMETIC)) for v in (a, b)):
+        return values
+    from kernelcheck.analysis.unroll import prove_equal_under
+
+    for keep, other, path in ((a, b, states[1]), (b, a, states[0])):
+        mine = [g for g in path.guard if g not in (states[0] if path is states[1]
+                                                    else states[1]).guard]
+        if mine and prove_equal_under(mine, other, keep):
+            return [keep]
+    return values
 
 
 def _step_of(var: LoopVar, latch_values, key: int) -> Term | None:

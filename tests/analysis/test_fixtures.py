@@ -19,10 +19,6 @@ FILES = sorted(p for d in ("sm_80", "sm_90", "nvrtc", "nvrtc12")
 # idempotent); never a false "idempotent". Each is a known gap of the analysis.
 # Kernel name -> the instances (by index) affected, or None for all of them.
 KNOWN_IMPRECISE = {
-    # The 4x-unrolled main loop after the remainder loop: that its last access stays below n
-    # follows from the trip count being a multiple of 4 (a division fact), which interval
-    # bounds do not see; only the adjacent placement is affected.
-    "copy_gridstride_i64": None,
     # The 16-byte vector path of the foreach negation: its loop tests 4*i < n, a multiple
     # of the induction variable, which caps no thread's last index (only i < n itself does),
     # so the chunk of 488 elements is taken as 512 and the y chunk placed right after x[0]
@@ -32,16 +28,6 @@ KNOWN_IMPRECISE = {
     # byte range, and a pointer read from a table in the parameter buffer has no allocation
     # of a parameter to bound them, so every instance is not proven.
     "gemm_batched_pointers": None,
-    # (inline_asm_libs.cu) The guard of CUTLASS's global_load/global_store is a bool passed
-    # into the asm block as a register ("r"((int)guard)): selp.u32 1, 0 of i < n, tested
-    # again by setp.ne.b32 p, guard, 0. selp of two constants is a join of 1 and 0 that
-    # forgets its predicate, so the access ranges are bounded by the thread count, not n;
-    # only the adjacent placement is affected.
-    "asm_cutlass_guarded_epilogue": None,
-    # (inline_asm_libs.cu) The mma fragment's store address holds lane / 4 and lane % 4 of
-    # the signed tid.x (an add of tid.x >> 31 >> 30 before the mask): tid.x >= 0 is not
-    # used, so the written bytes have no range; only the adjacent placement is affected.
-    "asm_mma_m16n8k16": None,
     # (inline_asm_libs.cu) scratch[i] is written and then read back by the same thread; the
     # analysis pairs the read with the write like any other, as the emulator oracle does
     # (it counts every byte both read and written), so the disjoint instance stays not proven.

@@ -40,12 +40,10 @@ WEAKER_INSTANCES = {("sm_80", "copy_gridstride_i64"), ("sm_90", "copy_gridstride
                     # never bounded by out's allocation, which they do not lie in).
                     ("sm_80", "store_past_pointer_difference"),
                     ("sm_90", "store_past_pointer_difference"),
-                    # inline_asm_libs.cu: the mma fragment's store address (lane / 4 and
-                    # lane % 4 of the signed tid.x) has no range; scratch[i] is written
+                    # inline_asm_libs.cu: scratch[i] is written
                     # and read back by the same thread (paired as in the PTX analysis);
                     # ptxas unrolls the asm row loop four times after a remainder loop, and
                     # the unrolled loads' iteration count has no bound (their bytes unknown).
-                    ("sm_80", "asm_mma_m16n8k16"), ("sm_90", "asm_mma_m16n8k16"),
                     ("sm_80", "asm_scratch_write_first"), ("sm_90", "asm_scratch_write_first"),
                     ("sm_80", "asm_row_sum_loop"), ("sm_90", "asm_row_sum_loop"),
                     # The inner product's 4x-unrolled loop: its reads get no byte range and a

@@ -1,0 +1,256 @@
+"""Path facts proven by Z3 for loops unrolled after a remainder loop, and for nvcc's 32-bit
+fast path of a 64-bit division.
+
+**Unrolled loops.** A compiler unrolls ``for (i = i0; i < n; i += s)`` ``U`` times by first
+running ``T mod U`` iterations in a remainder loop (``T`` the trip count) and then a main loop
+whose body accesses ``x, x + s, ..., x + (U-1)*s`` and whose exit test is ``x + U*s < n``.
+That the last ``U - 1`` accesses of each main iteration stay below ``n`` follows from the
+number of iterations left being a multiple of ``U``; interval bounds see only ``x < n``.
+
+For the main loop's tested variable ``x`` (``x_{k+1} = x_k + U*s``, continuing while
+``x_{k+1} < n``), let ``Inv(x)`` be: ``x < n`` and ``N(x) = floor((n - x - 1) / s) + 1`` (the
+iterations of step ``s`` from ``x`` before reaching ``n``) is a multiple of ``U``, with
+``s > 0``. Then, in integers:
+
+* ``Inv(x)`` implies ``x + (U-1)*s < n``: ``N(x) >= 1`` and a multiple of ``U``, so
+  ``N(x) >= U``, that is ``(n - x - 1) / s >= U - 1``;
+* ``Inv(x)`` and ``x + U*s < n`` imply ``Inv(x + U*s)``: ``N(x + U*s) = N(x) - U``.
+
+So if ``Inv`` holds for the first value on every path into the loop, every iteration has
+``x <= n - 1 - (U-1)*s``. :func:`prove_entry` proves ``Inv`` of each entry path's first
+value from that path's guard literals (the remainder loop's exit test says how many
+iterations it ran); the loop's own no-wrap conditions are those of its existing cap
+(:mod:`kernelcheck.analysis.symbolic`: the evaluator checks that tested values do not wrap).
+
+**Division fast path.** nvcc divides 64-bit values with ``div.u32`` when both fit in 32 bits
+(``(a | b) & 0xffffffff00000000 == 0``) and ``div.u64`` otherwise; the merge of the two is
+the 64-bit quotient when the 32-bit one equals it under its path's literals
+(:func:`prove_equal_under`).
+
+Encoding: terms as Z3 integers, like :mod:`kernelcheck.analysis.smt`, exact or a superset
+of the true values (a fresh value constrained less than the machine's keeps ``unsat``
+sound): ``Div``/``Rem``/``Shr`` exact for non-negative operands and a positive divisor,
+else unconstrained; ``BitAnd`` with a mask ``2**k - 1`` exact (the low ``k`` bits, ``a mod
+2**k``), with ``~(2**k - 1)`` of a 64-bit unsigned value exact, else ``0 <= v <= min``;
+``BitOr`` of non-negative values between their maximum and their sum, and below
+``2**32`` (``2**64``) where both are; ``Join`` one of its
+candidates, each with the facts of its own sub-terms only; an ``Iter`` (the iteration count
+of a loop) any integer in ``[0, 2**62)``: no thread runs ``2**62`` iterations of a loop
+(a century at any clock rate). Guard literals that are not comparisons of encodable terms
+are left out (fewer assumptions, still sound).
+"""
+
+from __future__ import annotations
+
+from kernelcheck.analysis.smt import _Encoder
+from kernelcheck.analysis.terms import (
+    BitAnd,
+    BitOr,
+    Cmp,
+    Const,
+    Div,
+    Iter,
+    Join,
+    Max,
+    Min,
+    PAnd,
+    PConst,
+    PNot,
+    POr,
+    Rem,
+    Shr,
+    Term,
+    Wrap,
+)
+
+__all__ = ["prove_entry", "prove_equal_under"]
+
+#: Z3's deterministic resource limit per query (a wall-clock timeout would make the
+#: answer depend on the machine's load): about 5 s of one core; the proofs of the
+#: fixtures take under 3 million.
+RLIMIT = 8_000_000
+_ITER_LIMIT = 1 << 62
+
+
+class _PathEncoder(_Encoder):
+    """One thread's terms and predicates (every variable shared: one execution path)."""
+
+    def __init__(self, z3, facts: list) -> None:
+        super().__init__(z3, {}, "t", facts)
+        self.fresh = 0
+
+    def _new(self, tag: str):
+        # Names unique in the whole query: Z3 takes two constants of one name as one.
+        self.fresh += 1
+        return self.z3.Int(f"{tag}#{self.fresh}")
+
+    def enc(self, t):
+        if t in self.memo:
+            return self.memo[t]
+        out = self._enc(t)
+        self.memo[t] = out
+        return out
+
+    def _enc(self, t):
+        z3 = self.z3
+        kind = type(t)
+        if kind is Wrap:
+            inner = self.enc(t.arg)
+            lo = -(1 << (t.bits - 1)) if t.signed else 0
+            v, q = self._new("wrap"), self._new("q")
+            self.facts.append(z3.And(v >= lo, v < lo + (1 << t.bits),
+                                     v == inner - (1 << t.bits) * q))
+            return v
+        if kind is BitAnd and type(t.b) is not Const:
+            a, b = self.enc(t.a), self.enc(t.b)
+            v = self._new("and")
+            self.facts.append(z3.Implies(z3.And(a >= 0, b >= 0),
+                                         z3.And(v >= 0, v <= a, v <= b)))
+            return v
+        if kind is Iter:
+            return self.var(f"iter{t.header}", 62, True, 0, _ITER_LIMIT - 1)
+        if kind in (Div, Rem):
+            a, b = self.enc(t.a), self.enc(t.b)
+            v = self._new("div" if kind is Div else "rem")
+            exact = a / b if kind is Div else a % b
+            self.facts.append(z3.Implies(z3.And(a >= 0, b > 0), v == exact))
+            return v
+        if kind is Shr:
+            return self.enc(t.a) / (1 << t.k)  # floor division by a power of two: exact
+        if kind is BitAnd and type(t.b) is Const:
+            a, m = self.enc(t.a), t.b.value
+            v = self._new("and")
+            if m >= 0 and m & (m + 1) == 0:
+                self.facts.append(v == a % (m + 1))
+                return v
+            low = ~m & ((1 << 64) - 1)
+            if m >= 0 and m >> 64 == 0 and low & (low + 1) == 0:
+                self.facts.append(z3.Implies(z3.And(a >= 0, a < (1 << 64)),
+                                             v == a - a % (low + 1)))
+                self.facts.append(z3.Implies(z3.And(a >= 0, m >= 0),
+                                             z3.And(v >= 0, v <= a)))
+                return v
+            self.facts.append(z3.Implies(a >= 0, z3.And(v >= 0, v <= a, v <= m)))
+            return v
+        if kind is BitOr:
+            a, b = self.enc(t.a), self.enc(t.b)
+            v = self._new("or")
+            self.facts.append(z3.Implies(z3.And(a >= 0, b >= 0),
+                                         z3.And(v >= a, v >= b, v <= a + b)))
+            for k in (32, 64):  # no bit at or above 2**k in either: none in a | b
+                self.facts.append(z3.Implies(z3.And(a >= 0, b >= 0, a < 1 << k, b < 1 << k),
+                                             v < 1 << k))
+            return v
+        if kind in (Min, Max):
+            a, b = self.enc(t.a), self.enc(t.b)
+            return z3.If(a <= b, a, b) if kind is Min else z3.If(a <= b, b, a)
+        if kind is Join:
+            v = self._new("join")
+            options = []
+            for arg in t.args:
+                saved_facts, saved_memo = self.facts, self.memo
+                self.facts, self.memo = [], dict(saved_memo)
+                try:
+                    value = self.enc(arg)
+                    options.append(z3.And(v == value, *self.facts))
+                finally:
+                    self.facts, self.memo = saved_facts, saved_memo
+            self.facts.append(z3.Or(*options))
+            return v
+        return super()._enc(t)  # leaves, sums, products, Bound, NotEq: no fresh names
+
+    def pred(self, p):
+        """The Z3 formula of ``p``, or ``None`` where it is not encodable."""
+        z3 = self.z3
+        kind = type(p)
+        if kind is Cmp:
+            try:
+                a, b = self.enc(p.a), self.enc(p.b)
+            except (ValueError, TypeError, z3.Z3Exception):
+                return None
+            return {"lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b, "eq": a == b,
+                    "ne": a != b}.get(p.op)
+        if kind is PConst:
+            return z3.BoolVal(p.value)
+        if kind is PNot:
+            inner = self.pred(p.p)
+            return None if inner is None else z3.Not(inner)
+        if kind in (PAnd, POr):
+            a, b = self.pred(p.a), self.pred(p.b)
+            if a is None or b is None:
+                return None
+            return z3.And(a, b) if kind is PAnd else z3.Or(a, b)
+        return None
+
+
+def _solver(z3, facts):
+    solver = z3.Solver()
+    solver.set("rlimit", RLIMIT)
+    solver.add(*facts)
+    return solver
+
+
+def prove_equal_under(literals, a: Term, b: Term) -> bool:
+    """Whether ``a == b`` (as integers) on every execution where ``literals`` hold.
+
+    >>> from kernelcheck.analysis.terms import Param, Wrap
+    >>> x, y = Param("x", 0, 8), Param("y", 8, 8)
+    >>> fits = Cmp("lt", x, Const(1 << 32))
+    >>> prove_equal_under([fits], Wrap(x, 32, False), x)
+    True
+    >>> prove_equal_under([], Wrap(x, 32, False), x)
+    False
+    """
+    import z3
+
+    facts: list = []
+    encoder = _PathEncoder(z3, facts)
+    try:
+        ea, eb = encoder.enc(a), encoder.enc(b)
+    except (ValueError, TypeError, z3.Z3Exception):
+        return False
+    for literal in literals:
+        f = encoder.pred(literal)
+        if f is not None:
+            facts.append(f)
+    solver = _solver(z3, facts)
+    solver.add(ea != eb)
+    return solver.check() == z3.unsat
+
+
+def prove_entry(paths, bound: Term, stride: Term, unroll: int) -> bool:
+    """Whether ``Inv`` (module notes) holds for the first value of every entry path.
+
+    ``paths`` holds ``(literals, first value)`` per path into the loop; ``bound`` is the
+    ``n`` of the exit test ``x < n``, ``stride`` the ``s`` of the step ``U*s``, ``unroll``
+    the ``U``.
+
+    >>> from kernelcheck.analysis.terms import Param, Special, add, mul
+    >>> n, s, i = Param("n", 0, 4), Param("s", 4, 4), Special("%tid.x")
+    >>> # i + s < n <= i + 2*s: two iterations of step s left
+    >>> lits = [Cmp("gt", s, Const(0)), Cmp("lt", add(i, mul(Const(1), s)), n),
+    ...         Cmp("ge", add(i, mul(Const(2), s)), n)]
+    >>> prove_entry([(lits, i)], n, s, 2), prove_entry([(lits, i)], n, s, 4)
+    (True, False)
+    """
+    import z3
+
+    for literals, first in paths:
+        facts: list = []
+        encoder = _PathEncoder(z3, facts)
+        try:
+            x, n, s = encoder.enc(first), encoder.enc(bound), encoder.enc(stride)
+        except (ValueError, TypeError, z3.Z3Exception):
+            return False
+        for literal in literals:
+            f = encoder.pred(literal)
+            if f is not None:
+                facts.append(f)
+        solver = _solver(z3, facts)
+        if solver.check() == z3.unsat:
+            continue  # no execution takes this path
+        left = (n - x - 1) / s + 1
+        solver.add(z3.Not(z3.And(s > 0, x < n, left % unroll == 0)))
+        if solver.check() != z3.unsat:
+            return False
+    return True

@@ -1,0 +1,160 @@
+"""Precision rules checked on hand-written PTX kernels: the facts each rule adds, and the
+cases where it must add none.
+
+The kernels take ``out``, ``in`` (pointers) and ``n`` (an int); the prologue of
+:mod:`tests.analysis.test_rules` loads them into ``%rd3``, ``%rd4`` and ``%r1`` and the global
+thread index into ``%r5``. Expected verdicts are decided by reading the kernels.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.analysis.test_rules import IN, kernel, verdict
+
+# A guard passed as an integer (CUTLASS's predicated loads and stores): the flag
+# ``selp.u32 g, 1, 0, i < n`` tested again by ``setp.ne.b32 q, g, 0``.
+FLAG = """
+ setp.lt.s32 %p1, %r5, %r1;
+ selp.u32 %r9, 1, 0, %p1;
+ {between}
+ mul.wide.s32 %rd5, %r5, 4;
+ add.s64 %rd6, %rd4, %rd5; add.s64 %rd7, %rd3, %rd5;
+ setp.{cmp}.b32 %p2, %r9, {k};
+ @%p2 ld.global.u32 %r6, [%rd6];
+ @%p2 st.global.u32 [%rd7], %r6;
+"""
+
+
+@pytest.mark.parametrize("cmp, k", [("ne", 0), ("eq", 1)])
+def test_a_flag_of_constants_tested_again_is_the_original_guard(cmp, k):
+    s = kernel(FLAG.format(between="", cmp=cmp, k=k))
+    assert s.kernel_class == "conditional"
+    # n = 100 of 256 threads: out[0, 100) and in[0, 100) only.
+    assert verdict(s, out=IN + 400, n=100) == "idempotent"
+    assert verdict(s, out=IN + 396, n=100) == "not_idempotent"
+
+
+def test_a_flag_tested_for_its_false_value_is_the_negated_guard():
+    # setp.eq g, 0 holds for the threads i >= n: they access out[i], in[i] for i in [n, 256).
+    s = kernel(FLAG.format(between="", cmp="eq", k=0))
+    # With out = in + 624, out[100, 256) starts where in[100, 256) ends.
+    assert verdict(s, out=IN + 624, n=100) == "idempotent"
+    assert verdict(s, out=IN + 620, n=100) == "not_idempotent"
+
+
+@pytest.mark.parametrize("between", [
+    "mov.u32 %r9, 1;",                                   # overwritten
+    "setp.lt.s32 %p3, %r5, 7; selp.u32 %r9, 1, 0, %p3; mov.u32 %r9, %r9;",  # another flag
+    "add.s32 %r9, %r9, 0;",                              # an operation on it
+])
+def test_a_flag_register_written_again_forgets_the_guard(between):
+    s = kernel(FLAG.format(between=between, cmp="ne", k=0))
+    # Without the guard i < n, every one of the 256 threads may access its element.
+    assert verdict(s, out=IN + 400, n=100) == "not_idempotent"
+    assert verdict(s, out=IN + 1024, n=100) == "idempotent"
+
+
+def test_a_flag_joined_from_two_paths_is_kept_only_when_both_agree():
+    s = kernel("""
+ setp.lt.s32 %p1, %r5, %r1;
+ setp.lt.s32 %p4, %r5, 7;
+ selp.u32 %r9, 1, 0, %p1;
+ @%p4 bra SKIP;
+ selp.u32 %r9, 1, 0, %p4;
+SKIP:
+ mul.wide.s32 %rd5, %r5, 4;
+ add.s64 %rd6, %rd4, %rd5; add.s64 %rd7, %rd3, %rd5;
+ setp.ne.b32 %p2, %r9, 0;
+ @%p2 ld.global.u32 %r6, [%rd6];
+ @%p2 st.global.u32 [%rd7], %r6;
+""")
+    assert verdict(s, out=IN + 400, n=100) == "not_idempotent"
+    assert verdict(s, out=IN + 1024, n=100) == "idempotent"
+
+
+# l % 4 and 4 * (l / 4) of a signed int l = threadIdx.x, as nvcc rounds a signed division
+# toward zero: add (l >> 31) >>> 30 (0 or 3) before masking.
+SIGNED_LANE = """
+ shr.s32 %r10, %r2, 31; shr.u32 %r11, %r10, 30; add.s32 %r12, %r2, %r11;
+ and.b32 %r13, %r12, {mask}; sub.s32 %r7, %r2, %r13;
+ mul.wide.s32 %rd5, %r7, 4; add.s64 %rd7, %rd3, %rd5;
+ mul.wide.u32 %rd8, %r5, 4; add.s64 %rd6, %rd4, %rd8;
+ ld.global.u32 %r6, [%rd6]; st.global.u32 [%rd7], %r6;
+"""
+
+
+@pytest.mark.parametrize("mask", ["-4", "2147483644"])
+def test_the_remainder_of_a_thread_index_rounded_as_signed_is_bounded(mask):
+    s = kernel(SIGNED_LANE.format(mask=mask))
+    assert s.kernel_class == "conditional"
+    # tid.x >= 0, so (tid.x >> 31) >>> 30 is 0 and l % 4 lies in [0, 4): out[0, 4) only.
+    assert verdict(s, out=IN - 16) == "idempotent"
+    assert verdict(s, out=IN - 12) == "not_idempotent"
+
+
+def test_a_register_minus_its_masked_value_needs_the_same_register():
+    # out[i - (j & ~3)] with j = i + 1: not a remainder; the write range is not [0, 4).
+    s = kernel(SIGNED_LANE.format(mask="-4").replace("and.b32 %r13, %r12,",
+                                                    "add.s32 %r14, %r12, 1; and.b32 %r13, %r14,"))
+    assert verdict(s, out=IN - 16) != "idempotent"
+
+
+def test_a_signed_shift_of_a_value_that_may_be_negative_is_kept():
+    # n >> 31 of the int parameter n is -1 for negative n: not folded to 0.
+    s = kernel("""
+ shr.s32 %r10, %r1, 31; mul.wide.s32 %rd5, %r10, 4; add.s64 %rd7, %rd3, %rd5;
+ ld.global.u32 %r6, [%rd4]; st.global.u32 [%rd7], %r6;""")
+    assert verdict(s, out=IN + 4, n=-5) == "not_idempotent"  # writes out[-1] = in[0]
+    assert verdict(s, out=IN + 4, n=5) == "idempotent"
+
+
+# One thread copies n elements two at a time after a remainder of n & 1 elements:
+# for (j = 0; j < (n & 1); j++) copy(j); for (; j < n; j += 2) { copy(j); copy(j + 1); }
+UNROLLED = """
+ setp.lt.s32 %p1, %r1, 1; @%p1 bra DONE;
+ mov.u32 %r12, 0;
+ {remainder}
+CHECK:
+ setp.lt.s32 %p3, %r1, 2; @%p3 bra DONE;
+MAIN:
+ mul.wide.s32 %rd5, %r12, 4;
+ add.s64 %rd6, %rd4, %rd5; ld.global.u32 %r6, [%rd6]; ld.global.u32 %r7, [%rd6+4];
+ add.s64 %rd7, %rd3, %rd5; st.global.u32 [%rd7], %r6; st.global.u32 [%rd7+4], %r7;
+ add.s32 %r12, %r12, 2;
+ setp.lt.s32 %p4, %r12, %r1; @%p4 bra MAIN;
+DONE:"""
+REMAINDER = """
+ and.b32 %r20, %r1, 1;
+ setp.eq.s32 %p2, %r20, 0; @%p2 bra CHECK;
+ ld.global.u32 %r6, [%rd4]; st.global.u32 [%rd3], %r6;
+ mov.u32 %r12, 1;"""
+
+
+def test_an_unrolled_loop_after_its_remainder_stays_below_the_bound():
+    s = kernel(UNROLLED.format(remainder=REMAINDER))
+    assert s.kernel_class == "conditional"
+    # n = 9 and 10: in[0, n) and out[0, n) exactly, though the loop test is only j < n.
+    for n in (9, 10):
+        assert verdict(s, out=IN + 4 * n, n=n, block=(1, 1, 1)) == "idempotent"
+        assert verdict(s, out=IN + 4 * n - 4, n=n, block=(1, 1, 1)) == "not_idempotent"
+
+
+@pytest.mark.parametrize("remainder", [
+    "",                                               # no remainder: odd n reads in[n]
+    REMAINDER.replace("and.b32 %r20, %r1, 1;", "and.b32 %r20, %r1, 3;"),  # wrong residue
+])
+def test_an_unrolled_loop_without_its_remainder_may_pass_the_bound(remainder):
+    s = kernel(UNROLLED.format(remainder=remainder))
+    # With n = 9 the last iteration (j = 8) also copies in[9] to out[9].
+    assert verdict(s, out=IN + 36, n=9, block=(1, 1, 1)) == "not_idempotent"
+
+
+def test_a_value_minus_its_remainder_keeps_its_linear_form():
+    # k - k % 4 (k - (k & 3)) stays a sum in k: loop counts from it rely on that form.
+    from kernelcheck.analysis.semantics import _fold_masked
+    from kernelcheck.analysis.terms import Add, BitAnd, Const, Param, add, neg
+
+    k = Param("k", 0, 4)
+    term = add(k, neg(BitAnd(k, Const(3))))
+    assert type(_fold_masked(term, 32)) is Add
