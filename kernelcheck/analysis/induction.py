@@ -19,7 +19,16 @@ the launch-constant base plus ``c`` times the capped index: ``in + 8*i`` with
 
 from __future__ import annotations
 
-from kernelcheck.analysis.terms import Add, Const, Mul, Term, add, is_launch_constant, mul
+from kernelcheck.analysis.terms import (
+    Add,
+    Const,
+    Mul,
+    Term,
+    add,
+    is_launch_constant,
+    mul,
+    render,
+)
 
 __all__ = ["linear", "from_linear", "derived_value"]
 
@@ -52,9 +61,15 @@ def linear(term: Term) -> dict[Term, int]:
 
 
 def from_linear(form: dict[Term, int]) -> Term:
-    """The term of a :func:`linear` form."""
+    """The term of a :func:`linear` form.
+
+    The monomials are ordered by their rendered text (memoised per subterm and cut at
+    :data:`~kernelcheck.analysis.terms.RENDER_LIMIT`), never by ``repr``: a term that shares
+    subterms prints in time exponential in its depth.
+    """
+    memo: dict = {}
     return add(*(Const(c) if type(m) is Const else mul(Const(c), m)
-                 for m, c in sorted(form.items(), key=lambda mc: repr(mc[0]))))
+                 for m, c in sorted(form.items(), key=lambda mc: render(mc[0], memo=memo))))
 
 
 def _ratio(step: dict, tested: dict) -> int | None:

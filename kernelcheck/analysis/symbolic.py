@@ -1439,9 +1439,12 @@ def _word_pairs(others, key: int):
     for lo, (lo_init, lo_latches) in by_var.items():
         if lo in used or lo_init is None or not lo_latches or None in lo_latches:
             continue
+        # The high word's latches are the upper halves of the low word's: checked first, as
+        # term equality is cheap and the linear forms below are not (pairs are few).
+        upper = [Shr(wrap(v, 64, False), 32) for v in lo_latches]
         for hi, (hi_init, hi_latches) in by_var.items():
             if hi is lo or hi in used or hi_init is None or None in hi_latches or (
-                    len(hi_latches) != len(lo_latches)):
+                    len(hi_latches) != len(lo_latches)) or list(hi_latches) != upper:
                 continue
             pair = add(wrap(lo, 32, False), mul(Const(1 << 32), wrap(hi, 32, False)))
             form = linear(lo_latches[0])
@@ -1450,9 +1453,7 @@ def _word_pairs(others, key: int):
             step = from_linear({m: c for m, c in form.items() if c})
             if contains(step, lambda t: type(t) is LoopVar and t.header == key):
                 continue
-            if all(linear(v) == linear(add(pair, step)) for v in lo_latches) and all(
-                    v == Shr(wrap(lo_latches[k], 64, False), 32)
-                    for k, v in enumerate(hi_latches)):
+            if all(linear(v) == linear(add(pair, step)) for v in lo_latches):
                 syn = LoopVar(key, f"{lo.register}:{hi.register}")
                 init = substitute(pair, {lo: lo_init, hi: hi_init})
                 found.append((lo, hi, syn, init, step))
