@@ -27,6 +27,13 @@ the call, and every return of the subroutine is a ``RET.REL`` through a register
 that address travels in between (copied to another register, saved on the stack around
 a nested call) is not followed: the discipline is trusted, as the compiler keeps it.
 
+A subroutine that touches no memory but the thread's stack and shared memory, and calls
+nothing (the slow paths of floating-point division and of 64-bit integer division, for
+instance), is not copied: its only effect the analysis needs is on registers, so the call
+stays in place and the lifter makes every register the subroutine writes opaque
+(``InlinedFunction.summarized``). Copying it at every call site would multiply the code the
+analysis walks for values it does not follow anyway.
+
 A call is left in place, with the reason, when its subroutine is recursive, is nested
 deeper than :data:`~kernelcheck.ir.inlining.MAX_CALL_DEPTH`, would take the kernel past
 :data:`~kernelcheck.ir.inlining.MAX_INLINED_INSTRUCTIONS`, branches indirectly (``BRX``,
@@ -37,7 +44,7 @@ the call as unmodelled (:func:`kernelcheck.sass.lift_memory.call`). Indirect cal
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from kernelcheck.ir.inlining import (
     MAX_CALL_DEPTH,
@@ -47,7 +54,7 @@ from kernelcheck.ir.inlining import (
     size_reason,
 )
 from kernelcheck.ir.nodes import Function, Guard, Instruction, Label, Register, Symbol
-from kernelcheck.ir.operands import defs
+from kernelcheck.ir.operands import SASS_KNOWN_OPCODES, access_kind, defs, memory_spaces
 from kernelcheck.sass.calls import move_immediate
 from kernelcheck.sass.lift_state import block_successors
 
@@ -61,16 +68,21 @@ class InlinedFunction:
     ``origin[k]`` is the index, in the original function, of the instruction
     ``function.instructions[k]`` was copied from; ``refused`` maps the index (in
     ``function``) of each local call left in place to the reason; ``inlined`` counts the
-    instructions copied in.
+    instructions copied in; ``summarized`` maps the index of each call of a subroutine that
+    touches no memory but the stack and shared memory to ``(registers it writes, whether
+    it reads shared memory)``.
     """
 
     function: Function
     origin: tuple[int, ...]
     refused: dict[int, str]
     inlined: int
+    summarized: dict[int, tuple[tuple[str, ...], bool]] = field(default_factory=dict)
 
 
 _INDIRECT = frozenset({"BRX", "JMX", "BRXU", "JMXU"})
+#: Memory a subroutine may touch and still be summarised by the registers it writes.
+_PRIVATE_SPACES = frozenset({"local", "shared"})
 
 
 class _Refused(Exception):
@@ -95,6 +107,8 @@ class _Inliner:
         #: (statement, original index or None) in output order; refused calls by identity.
         self.out: list = []
         self.refused: dict[int, str] = {}
+        #: Calls of register-only subroutines, by identity: (registers written, reads shared).
+        self.summaries: dict[int, tuple[tuple[str, ...], bool]] = {}
 
     # ------------------------------------------------------------------ driving
     def run(self) -> InlinedFunction:
@@ -112,6 +126,7 @@ class _Inliner:
         body: list = []
         origin: list[int] = []
         refused: dict[int, str] = {}
+        summarized: dict[int, tuple[tuple[str, ...], bool]] = {}
         for statement, source in self.out:
             if type(statement) is Label:
                 body.append(statement)
@@ -122,8 +137,11 @@ class _Inliner:
             reason = self.refused.get(id(statement))
             if reason is not None:
                 refused[index] = reason
+            summary = self.summaries.get(id(statement))
+            if summary is not None:
+                summarized[index] = summary
         function = replace(self.function, body=tuple(body))
-        return InlinedFunction(function, tuple(origin), refused, self.inlined)
+        return InlinedFunction(function, tuple(origin), refused, self.inlined, summarized)
 
     def _copy_block(self, block, names: dict[str, str], chain: tuple[str, ...], depth: int,
                     ret: str | None) -> None:
@@ -140,23 +158,29 @@ class _Inliner:
                 instr = _renamed(instr, names)
             if is_local_call(instr):
                 try:
-                    self._inline(block, instr, chain, depth)
-                    continue
+                    if self._inline(block, instr, chain, depth):
+                        continue
                 except _Refused as refusal:
                     self.refused[id(instr)] = str(refusal)
             self.out.append((instr, instr.index))
 
     # ------------------------------------------------------------------ one call
-    def _inline(self, block, call: Instruction, chain: tuple[str, ...], depth: int) -> None:
+    def _inline(self, block, call: Instruction, chain: tuple[str, ...], depth: int) -> bool:
+        """Copy the subroutine ``call`` enters in its place (True), or leave a call of a
+        register-only subroutine to be summarised (False); raises :class:`_Refused`."""
         target = call.operands[0].name
         entry = self.by_label.get(target)
         if entry is None:
             raise _Refused(f"subroutine {target} not found")
         if target in chain:
             raise _Refused(recursion_reason(target))
+        region = self._region(entry, target)
+        summary = _register_only(region)
+        if summary is not None:
+            self.summaries[id(call)] = summary
+            return False
         if depth >= MAX_CALL_DEPTH:
             raise _Refused(depth_reason())
-        region = self._region(entry, target)
         size = sum(len(b.instructions) for b in region)
         if self.inlined + size > MAX_INLINED_INSTRUCTIONS:
             raise _Refused(size_reason())
@@ -190,6 +214,7 @@ class _Inliner:
                     -1, True, last.pos if last is not None else None),
                     last.index if last is not None else call.index))
         self.out.append((Label(ret_label), None))
+        return True
 
     def _reachable(self, start: int) -> set[int]:
         seen = {start}
@@ -233,6 +258,26 @@ class _Inliner:
                 return
             written.update(names)
         raise _Refused(f"return address of the call of {name} not recognised")
+
+
+def _register_only(region) -> tuple[tuple[str, ...], bool] | None:
+    """``(registers written, reads shared memory)`` when the subroutine's blocks touch no
+    memory but the stack and shared memory, call nothing and have only instructions whose
+    effects the operand tables know; else None."""
+    written: dict[str, None] = {}
+    shared = False
+    for b in region:
+        for instr in b.instructions:
+            if instr.opcode in ("CALL", "BRX", "JMX", "BRXU", "JMXU") or (
+                    instr.opcode not in SASS_KNOWN_OPCODES):
+                return None
+            if access_kind(instr) is not None:
+                spaces = set(memory_spaces(instr))
+                if not spaces or not spaces <= _PRIVATE_SPACES:
+                    return None
+                shared = shared or "shared" in spaces
+            written.update(dict.fromkeys(defs(instr)))
+    return tuple(written), shared
 
 
 def _renamed(instr: Instruction, names: dict[str, str]) -> Instruction:

@@ -73,11 +73,15 @@ class Lifter:
     """Emits the PTX form of one SASS function; the rules call its helpers."""
 
     def __init__(self, sass: Function, module: Module | None = None,
-                 refused: dict[int, str] | None = None):
+                 refused: dict[int, str] | None = None,
+                 summarized: dict[int, tuple[tuple[str, ...], bool]] | None = None):
         self.sass = sass
         self.module = module
         #: Local calls the inliner left in place, by SASS instruction index, with why.
         self.refused = refused or {}
+        #: Calls of register-only subroutines the inliner left in place: (registers
+        #: written, reads shared memory), by SASS instruction index.
+        self.summarized = summarized or {}
         #: Why an emitted unmodelled instruction is unmodelled, by position in ``out``.
         self.why: dict[int, str] = {}
         self.cbank = param_cbank(sass)
@@ -473,7 +477,7 @@ def lift_kernel(function: Function, module: Module | None = None) -> LiftedFunct
     LiftedFunction
     """
     inlined = inline_subroutines(function)
-    lifted = Lifter(inlined.function, module, inlined.refused).lift()
+    lifted = Lifter(inlined.function, module, inlined.refused, inlined.summarized).lift()
     if inlined.function is function:
         return lifted
     table = inlined.origin

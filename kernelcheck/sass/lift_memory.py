@@ -337,10 +337,11 @@ def _ldgsts(lifter, instr: Instruction) -> None:
 
 
 def call(lifter, instr: Instruction) -> None:
-    """``CALL.ABS`` to ``__assertfail`` or ``vprintf`` (see the module documentation);
-    every other call left in the code is unmodelled, with the reason: the local calls the
-    inliner (:mod:`kernelcheck.sass.inline`) refused, indirect calls, absolute calls of
-    other functions."""
+    """``CALL.ABS`` to ``__assertfail`` or ``vprintf`` (see the module documentation), and
+    calls of register-only subroutines the inliner summarised (the registers they write
+    become opaque); every other call left in the code is unmodelled, with the reason: the
+    local calls the inliner (:mod:`kernelcheck.sass.inline`) refused, indirect calls,
+    absolute calls of other functions."""
     if "ABS" in instr.modifiers:
         callee = call_target(lifter.sass, lifter.block.instructions, instr)
         first = instr.operands[0] if instr.operands else None
@@ -361,6 +362,13 @@ def call(lifter, instr: Instruction) -> None:
     operand = instr.operands[0] if instr.operands else None
     if type(operand) is not Symbol:
         return lifter.unknown("indirect call")
+    summary = lifter.summarized.get(instr.index)
+    if summary is not None:
+        # A subroutine that touches no memory but the stack and shared memory: every
+        # register it writes gets a value the analysis does not model.
+        # (A guarded call writes them under its guard: old value or opaque.)
+        written, shared = summary
+        return _opaque_registers(lifter, written, shared)
     return lifter.unknown(lifter.refused.get(
         instr.index, f"call of {operand.name}: not a subroutine of this code"))
 

@@ -77,7 +77,8 @@ def test_a_guarded_call_is_skipped_when_its_guard_fails():
         "MOV R20, 0x40",
         "@P0 CALL.REL.NOINC $k$f",
         "EXIT",                               # 0x40
-        "RET.REL.NODEC R20 k",                # 0x50: $k$f
+        "STG.E desc[UR4][R2.64], R0",         # 0x50: $k$f (writes: copied, not summarised)
+        "RET.REL.NODEC R20 k",                # 0x60
     ]
     inlined = inline_subroutines(_function(lines, {"$k$f": 0x50})).function
     assert "CALL" not in [i.opcode for i in inlined.instructions[:5]]
@@ -133,7 +134,8 @@ def test_depth_limit_is_the_same_as_for_ptx(monkeypatch):
         "MOV R20, 0x50",                      # 0x30: $k$a
         "CALL.REL.NOINC $k$b",
         "RET.REL.NODEC R20 k",                # 0x50
-        "RET.REL.NODEC R20 k",                # 0x60: $k$b
+        "STG.E desc[UR4][R2.64], R0",         # 0x60: $k$b (writes: not summarised)
+        "RET.REL.NODEC R20 k",                # 0x70
     ]
     summary = _summary(lines, {"$k$a": 0x30, "$k$b": 0x60})
     assert summary.kernel_class == "not_proven"
@@ -165,6 +167,31 @@ def test_a_call_without_the_return_address_set_is_not_inlined():
     inlined = inline_subroutines(_function(lines, {"$k$store": 0x70}))
     assert list(inlined.refused.values()) == [
         "return address of the call of $k$store not recognised"]
+
+
+def test_a_register_only_subroutine_is_summarised_not_copied():
+    # The subroutine at 0x70 computes in registers only (as the slow path of a division
+    # does): the call stays, the registers it writes become opaque, and the kernel's own
+    # store through R2:R3, which the subroutine does not write, keeps its address.
+    lines = [
+        "S2R R0, SR_TID.X",                      # 0x00
+        "LDC.64 R2, c[0x0][0x210]",              # 0x10
+        "IMAD.WIDE.U32 R2, R0, 0x4, R2",         # 0x20
+        "MOV R20, 0x50",                         # 0x30
+        "CALL.REL.NOINC $k$f",                   # 0x40
+        "STG.E desc[UR4][R2.64], R5",            # 0x50
+        "EXIT",                                  # 0x60
+        "IADD3 R5, R0, 0x1, RZ",                 # 0x70: $k$f
+        "RET.REL.NODEC R20 k",                   # 0x80
+    ]
+    inlined = inline_subroutines(_function(lines, {"$k$f": 0x70}))
+    assert not inlined.refused and inlined.inlined == 0
+    assert list(inlined.summarized.values()) == [(("R5",), False)]
+    summary = _summary(lines, {"$k$f": 0x70})
+    assert summary.kernel_class == "always", summary.reasons
+    # A subroutine that reads global memory is copied instead (its read is an access).
+    lines[7] = "LDG.E R5, desc[UR4][R2.64]"
+    assert inline_subroutines(_function(lines, {"$k$f": 0x70})).inlined == 2
 
 
 def test_origins_name_the_instructions_copied_from():
