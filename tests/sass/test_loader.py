@@ -13,6 +13,7 @@ from kernelcheck.ir.loops import natural_loops
 from kernelcheck.ir.nodes import ConstantRef
 from kernelcheck.ir.operands import access_kind, memory_space
 from kernelcheck.ptx.parser import parse_ptx_file
+from kernelcheck.sass.lift_memory import _REGISTER_ONLY
 from kernelcheck.sass.params import param_at, param_references
 
 from .conftest import CUBINS, FIXTURES, needs_nvdisasm
@@ -33,7 +34,7 @@ def _ptx_of(path):
 
 
 def test_every_fixture_cubin_parses_into_ir(sass_images):
-    assert len(CUBINS) == 32
+    assert len(CUBINS) == 38  # 19 sources, sm_80 and sm_90
     for path, image in sass_images.items():
         assert image.failures == (), path
         assert image.module.arch == path.parent.name
@@ -42,7 +43,10 @@ def test_every_fixture_cubin_parses_into_ir(sass_images):
         for kernel in image.module.kernels:
             offsets = [i.pos.line for i in kernel.instructions]
             assert offsets == list(range(0, 16 * len(offsets), 16))
-            assert all(i.known for i in kernel.instructions), kernel.name
+            # Opcodes the operand tables do not describe are allowed only where the lift
+            # models them itself (the MMA forms: register-only, every fragment register).
+            assert all(i.known or i.opcode in _REGISTER_ONLY
+                       for i in kernel.instructions), kernel.name
 
 
 def test_parameter_offsets_match_the_ptx_layout(sass_images):
@@ -81,6 +85,12 @@ EXPLAINED = {
     "noinline_store_scaled": ("call: as noinline_accumulate", None),
     "sine_f64": ("call: libdevice's slow-path argument reduction is a .func in PTX, its "
                  "table loads in the callee", None),
+    "gemm_batched_pointers": ("unrolling: ptxas unrolls the inner product by 4 after a "
+                              "remainder loop, so SASS has more loads and the same stores",
+                              lambda ptx, sass: sass[0] > ptx[0] and sass[1:] == ptx[1:]),
+    "asm_row_sum_loop": ("unrolling: ptxas unrolls the inline-asm row loop by 4 after a "
+                         "remainder loop, so SASS has more loads and the same stores",
+                         lambda ptx, sass: sass[0] > ptx[0] and sass[1:] == ptx[1:]),
 }
 
 
