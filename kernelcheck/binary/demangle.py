@@ -163,7 +163,9 @@ class _Demangler:
     def parameters(self) -> str:
         types = []
         while self.i < len(self.s) and self.peek() not in ("E", "."):
-            types.append(self.render(self.type()))
+            text = self.render(self.type())
+            if text:  # a pack expansion of an empty pack (Dp of JE) is no parameter
+                types.append(text)
         if types == ["void"]:
             types = []
         return ", ".join(types)
@@ -300,7 +302,8 @@ class _Demangler:
             args.append(self.template_argument())
         if record:
             self.template_args = args
-        text = ", ".join(self.render(a) for a in args)
+        # An empty pack (``JE``) contributes no argument, as c++filt prints it.
+        text = ", ".join(t for t in (self.render(a) for a in args) if t)
         return f"<{text}>" if not text.endswith(">") else f"<{text} >"
 
     def template_argument(self) -> object:
