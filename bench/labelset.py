@@ -37,6 +37,7 @@ the PTX and from the lifted sm_90 SASS, with and without the allocation table.
 
 from __future__ import annotations
 
+import argparse
 import functools
 import re
 import sys
@@ -357,3 +358,19 @@ def report(set_dir: Path, kernels: list[dict], fronts: tuple[str, ...], out=sys.
     figures["seconds"] = time.perf_counter() - start
     print(f"({figures['seconds']:.1f} s)", file=out)
     return figures
+
+
+def main(set_dir: Path, description: str, argv=None) -> int:
+    """The command line of a set's runner (``run.py``): ``--kernels``, ``--front``; exits 1
+    on an unsound verdict or a label check that fails."""
+    options = argparse.ArgumentParser(description=description)
+    options.add_argument("--kernels", default="", help="comma-separated entry names")
+    options.add_argument("--front", choices=("ptx", "sass", "both"), default="both")
+    args = options.parse_args(argv)
+    kernels = load_labels(set_dir)
+    if args.kernels:
+        wanted = set(args.kernels.split(","))
+        kernels = [k for k in kernels if k["entry"] in wanted]
+    fronts = ("ptx", "sass") if args.front == "both" else (args.front,)
+    figures = report(set_dir, kernels, fronts)
+    return 1 if figures["unsound"] or figures["label_checks"] else 0

@@ -20,28 +20,17 @@ Exits with status 1 on any unsound verdict or label-check failure.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from labelset import load_labels, report  # noqa: E402
+import labelset  # noqa: E402
 
 
 def main(argv=None) -> int:
-    options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    options.add_argument("--kernels", default="", help="comma-separated entry names")
-    options.add_argument("--front", choices=("ptx", "sass", "both"), default="both")
-    args = options.parse_args(argv)
-    kernels = load_labels(HERE)
-    if args.kernels:
-        wanted = set(args.kernels.split(","))
-        kernels = [k for k in kernels if k["entry"] in wanted]
-    fronts = ("ptx", "sass") if args.front == "both" else (args.front,)
-    figures = report(HERE, kernels, fronts)
-    return 1 if figures["unsound"] or figures["label_checks"] else 0
+    return labelset.main(HERE, __doc__.splitlines()[0], argv)
 
 
 if __name__ == "__main__":
