@@ -22,30 +22,7 @@ import numpy as np
 import pytest
 
 from kernelcheck.emu import Emulator
-from kernelcheck.ptx.parser import parse_ptx
 from tests.emu.fixture_data import FIXTURES, module
-
-_PROBE = """.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry probe()
-{
-  .reg .b32 %r<2>;
-  mov.b32 %r1, 1;
-  {
-  .reg .b32 %r1;
-  mov.b32 %r1, 2;
-  }
-  ret;
-}
-"""
-
-
-def _scopes_kept_apart() -> bool:
-    """Whether the PTX front end gives a register declared in a nested block its own name."""
-    function = next(f for f in parse_ptx(_PROBE).functions if f.name == "probe")
-    return len(function.register_types) == 3
-
 
 # Arguments of the slow path (|x| >= 2**31), both signs, up to the largest finite double,
 # and two of the fast path.
@@ -53,9 +30,6 @@ _ARGS = np.array([1e15, 1.2345e15, -9.87e14, 2.0**31, 2.0**60, -7.5e22, 1e300,
                   1.7976931348623157e308, 3.0, 123456789.0], dtype=np.float64)
 
 
-@pytest.mark.xfail(not _scopes_kept_apart(), strict=True,
-                   reason="the PTX front end merges a register declared in a nested { } block "
-                          "with the outer register of the same name")
 @pytest.mark.parametrize("flavour", ["sm_80", "sm_90", "nvrtc"])
 def test_sin_double_slow_path_reduction(flavour):
     path = FIXTURES / "ptx" / flavour / "launch_args.ptx"
