@@ -39,26 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-LOOP_C = r"""
-#include <stdint.h>
-#include <time.h>
-typedef int (*launch_t)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                        unsigned, void *, void **, void **);
-double launch_loop(void *fn, void *f, void **params, long n)
-{
-    launch_t launch = (launch_t)fn;
-    struct timespec t0, t1;
-    int bad = 0;
-    launch(f, 1, 1, 1, 256, 1, 1, 0, 0, params, 0);
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (long k = 0; k < n; k++)
-        bad |= launch(f, 1, 1, 1, 256, 1, 1, 0, 0, params, 0);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    if (bad)
-        return -1;
-    return ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / n;
-}
-"""
+from kernelcheck.selftest.launch_cost import LOOP_C  # noqa: E402  (the same timing loop)
 
 CHILD = textwrap.dedent("""
     import ctypes, sys
