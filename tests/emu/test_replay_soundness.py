@@ -15,6 +15,7 @@ from kernelcheck.emu.replay import replay_check
 from kernelcheck.emu.soundness import PLACEMENTS, check_soundness, draw_instance
 from kernelcheck.emu.workloads import get_workload
 from tests.emu.fixture_data import entry_name, expected, module, prepare, ptx_files
+from tests.emu.test_fixtures import ORACLE_STRICTER
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures"))
 import access_model  # noqa: E402
@@ -22,7 +23,15 @@ import access_model  # noqa: E402
 INSTANCES = [(k, n) for k, spec in expected().items() for n in range(len(spec["instances"]))]
 
 
+#: Kernels with an instance the oracle calls not idempotent by its one stricter rule (a byte the
+#: same thread writes first and then reads back counts as clobbered); the access model follows
+#: the definition there, so it is asked only about the other kernels.
+STRICTER_KERNELS = {kernel for kernel, _ in ORACLE_STRICTER}
+
+
 def model_provider(kernel, params, grid, block, allocations=()):
+    if kernel in STRICTER_KERNELS:
+        return "not_proven"
     return access_model.verdict(kernel, {"params": params, "grid": grid, "block": block,
                                          "allocations": [list(a) for a in allocations]},
                                 expected()[kernel])
