@@ -66,7 +66,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="inputs: files, directories (searched recursively for PTX, "
                              "cubins, fatbins and binaries with device code), quoted globs, "
                              "or '-' for standard input (default: the bundled example)")
-    add_format(parser, "the report is written")
+    add_format(parser, "the report")
     add_output(parser, "the report")
     add_fail_on(parser, ANALYZE_CLASSES, "kernel classes", example="never,not_proven")
     parser.add_argument("--kernel", metavar="PATTERN",
@@ -192,6 +192,10 @@ def run(args: argparse.Namespace) -> int:
         from kernelcheck.output.plots import class_histogram
 
         say(class_histogram(records, args.plot), args.quiet)
+    if args.format != "text" and len(records) > 1:
+        from kernelcheck.output.histogram import class_table
+
+        say(class_table(records), args.quiet)
     for error in errors:
         print(f"kernelcheck: error: {error}", file=sys.stderr)
     _say_matches(args, records)
@@ -264,6 +268,10 @@ def _detailed(inputs: list[InputFile], args: argparse.Namespace, instance
                 report.print_text(loaded, reports, verdicts, instance, labels)
                 if args.regions:
                     report.print_regions(reports)
+            if len(records) > 1:
+                from kernelcheck.output.histogram import class_table
+
+                print("\n" + class_table(records))
     return records, errors
 
 
