@@ -325,12 +325,30 @@ def residue_bits(address: Term) -> int:
     return max(m, 0)
 
 
+class _SlotView:
+    """The slots lowered so far, looked up by node (``done[id(node)]`` in ``_lower_one``)."""
+
+    __slots__ = ("_lowered",)
+
+    def __init__(self, lowered: dict) -> None:
+        self._lowered = lowered
+
+    def __contains__(self, node) -> bool:
+        hit = self._lowered.get(id(node))
+        return hit is not None and hit[0] is node
+
+    def __getitem__(self, key: int) -> int:
+        return self._lowered[key][1]
+
+
 class ProgramBuilder:
     """Compiles terms into the SSA program of a LaunchCheck, sharing equal sub-terms."""
 
     def __init__(self) -> None:
         self.records: list[tuple[int, int, int, int, int]] = []
         self._slots: dict = {}
+        #: ``id(node) -> (node, slot)`` of every node lowered (see :meth:`slot`).
+        self._lowered: dict[int, tuple[object, int]] = {}
 
     def _emit(self, op: str, a=0, b=0, c=0, d=0) -> int:
         record = (OPS[op], a, b, c, d)
@@ -342,20 +360,29 @@ class ProgramBuilder:
         return slot
 
     def slot(self, term) -> int:
-        """The slot computing ``term`` (iterative post-order over the term DAG)."""
-        done: dict = {}
+        """The slot computing ``term`` (iterative post-order over the term DAG).
+
+        Every node's slot is kept for the builder's life (with the node, so its ``id``
+        stays its own): the accesses of a kernel share most of their terms, and each is
+        lowered once.
+        """
+        lowered = self._lowered
+        hit = lowered.get(id(term))
+        if hit is not None and hit[0] is term:
+            return hit[1]
+        done = _SlotView(lowered)
         stack = [(term, False)]
         while stack:
             t, expanded = stack.pop()
-            if t is None or id(t) in done:
+            if t is None or t in done:
                 continue
             kids = _kids(t)
             if not expanded and kids:
                 stack.append((t, True))
-                stack.extend((k, False) for k in kids if k is not None and id(k) not in done)
+                stack.extend((k, False) for k in kids if k is not None and k not in done)
                 continue
-            done[id(t)] = self._lower_one(t, done)
-        return done[id(term)]
+            lowered[id(t)] = (t, self._lower_one(t, done))
+        return lowered[id(term)][1]
 
     def guard(self, literals) -> int:
         """The slot of the conjunction of comparison ``literals`` (``CMP`` records joined by

@@ -16,6 +16,7 @@ around those operands, which makes the interpretation exact.
 from __future__ import annotations
 
 from kernelcheck.analysis.terms import (
+    MEMORY_LEAF,
     Add,
     BitAnd,
     BitOr,
@@ -40,9 +41,9 @@ from kernelcheck.analysis.terms import (
     Term,
     Wrap,
     add,
-    contains,
     mul,
     neg,
+    opaque_leaves,
     pred_not,
     wrap,
 )
@@ -66,7 +67,7 @@ def instruction_type(instr: Instruction, which: int = 0) -> str | None:
 
 def is_memory_value(term) -> bool:
     """Whether ``term`` depends on a value loaded from memory."""
-    return contains(term, lambda t: type(t) is Opaque and t.memory)
+    return bool(opaque_leaves(term) & MEMORY_LEAF)
 
 
 def _bits(ty: str | None) -> int:

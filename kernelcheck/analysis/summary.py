@@ -59,6 +59,7 @@ from kernelcheck.analysis.terms import (
     Const,
     Join,
     Mul,
+    Occurrences,
     Opaque,
     Param,
     Special,
@@ -271,7 +272,15 @@ def _strip_base(address: Term, base: Param) -> Term:
     return split[1]
 
 
-def _launch_literals(a: SymbolicAccess, guarded: Term) -> list:
+def _literal_operands(accesses) -> Occurrences:
+    """What finds the operands of the accesses' guard literals in their addresses (one
+    for all accesses of a kernel: their addresses share most of their terms)."""
+    return Occurrences(x for a in accesses for lit in guard_literals(a.guard)
+                       for x in (lit.a, lit.b))
+
+
+def _launch_literals(a: SymbolicAccess, guarded: Term,
+                     operands: Occurrences | None = None) -> list:
     """The path-guard comparisons of ``a`` kept for the launch check: those that bound no
     part of its address (the others already narrow the address range, where an empty range
     says the access cannot run), at most :data:`_MAX_GUARDS`.
@@ -283,10 +292,14 @@ def _launch_literals(a: SymbolicAccess, guarded: Term) -> list:
     not index by ``i``, decide so.
     """
     out = []
-    for lit in guard_literals(a.guard):
-        if type(lit.a) is Const and type(lit.b) is Const:
-            continue
-        if contains(guarded, lambda t, lit=lit: t == lit.a or t == lit.b):
+    literals = [lit for lit in guard_literals(a.guard)
+                if not (type(lit.a) is Const and type(lit.b) is Const)]
+    # One walk of the (often large) address finds every operand it holds.
+    if operands is None:
+        operands = Occurrences(x for lit in literals for x in (lit.a, lit.b))
+    present = set(operands.within(guarded))
+    for lit in literals:
+        if lit.a in present or lit.b in present:
             continue
         if lit not in out:
             out.append(lit)
@@ -359,7 +372,9 @@ def _skipped_at_launch(clobber, guarded_by, writes) -> bool:
     false at launch and drops the pair only then. A literal that every write needs
     (``0 < n`` before all of a grid-stride loop) leaves the class "never", as ``i < n``
     does (a launch that writes nothing is not a reason to call the kernel conditional)."""
-    literals = [lit for a in clobber for lit in _launch_literals(a, guarded_by[id(a)])
+    operands = _literal_operands(clobber)
+    literals = [lit for a in clobber
+                for lit in _launch_literals(a, guarded_by[id(a)], operands)
                 if is_launch_constant(lit.a) and is_launch_constant(lit.b)]
     return any(lit not in guard_literals(w.guard) for lit in literals for w in writes)
 
@@ -448,6 +463,7 @@ def analyze_kernel(module: Module, function: Function,
     index_of: dict[int, int] = {}
     guarded_of = []
     guard_cache: dict = {}
+    operands = _literal_operands(sym.accesses)
     for a in sym.accesses:
         kind = READ if a.kind == "read" else WRITE if a.kind == "write" else (
             ATOMIC_BAD if a in bad_atomics else ATOMIC_OK)
@@ -475,7 +491,7 @@ def analyze_kernel(module: Module, function: Function,
             const_slot = builder.slot(form[0])
             atoms = tuple((builder.slot(c), builder.slot(t)) for c, t in form[1])
             bits = residue_bits(guarded)
-        literals = _launch_literals(a, guarded)
+        literals = _launch_literals(a, guarded, operands)
         # Tables of pointers and sizes in the parameter buffer read at a block-dependent
         # offset: the launch computes the access's bytes block by block
         # (kernelcheck.analysis.tables).

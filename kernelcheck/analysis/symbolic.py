@@ -27,7 +27,6 @@ bulk tensor copies, distributed shared memory, unknown opcodes, ...) is reported
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 import networkx as nx
 
@@ -47,6 +46,7 @@ from kernelcheck.analysis.stack import (
     store_value,
 )
 from kernelcheck.analysis.terms import (
+    UNDEFINED_LEAF,
     Add,
     BitAnd,
     BitOr,
@@ -60,6 +60,7 @@ from kernelcheck.analysis.terms import (
     LoopVar,
     Min,
     Mul,
+    Occurrences,
     Opaque,
     PAnd,
     Param,
@@ -77,8 +78,10 @@ from kernelcheck.analysis.terms import (
     Wrap,
     add,
     contains,
+    forget_leaves,
     mul,
     neg,
+    opaque_leaves,
     pred_not,
     rejoin_words,
     substitute,
@@ -1036,9 +1039,18 @@ class _Walker:
                 mapping[lo] = syn
                 mapping[hi] = Shr(wrap(syn, 64, False), 32)
             others = [o for o in others if o[0] not in mapping]
+            candidates = []
+            for u in ivs:
+                if u.header == key:
+                    u_latches = [out[latch].regs.get(u.register) for latch in latches]
+                    if u_latches[0] is not None:
+                        candidates.append((u, u_latches))
+            # Which candidates' latch values occur in each register's: the registers of
+            # an unrolled loop share most of their (large) latch terms, walked once here.
+            occurrences = Occurrences(u_latches[0] for _, u_latches in candidates)
             for var, name, init, latch_values in others:
-                found = _follows_iv(var, init, latch_values, ivs, cfg, header, back, out,
-                                    latches)
+                found = _follows_iv(var, init, latch_values, candidates, occurrences, cfg,
+                                    header, back, out)
                 if found is not None:
                     mapping[var] = found
                     continue
@@ -1336,10 +1348,9 @@ def _natural_loops(cfg: nx.DiGraph, back) -> dict[int, frozenset]:
     return {h: frozenset(b) for h, b in loops.items()}
 
 
-@lru_cache(maxsize=16384)
 def _from_undefined(term: Term) -> bool:
     """Whether ``term`` reads a register that was never defined (``?undef:%r``)."""
-    return contains(term, lambda t: type(t) is Opaque and t.tag.startswith("undef:"))
+    return bool(opaque_leaves(term) & UNDEFINED_LEAF)
 
 
 def _merge(states: list[_State]) -> _State:
@@ -1436,16 +1447,21 @@ def _word_pairs(others, key: int):
     found = []
     used: set = set()
     by_var = {var: (init, latches) for var, _, init, latches in others}
+    # The high word's latches are the upper halves of the low word's: candidates are found
+    # by those latch terms (one lookup per low word, not a scan of every register: an
+    # unrolled kernel carries hundreds), before the linear forms below (pairs are few).
+    by_latches: dict[tuple, list] = {}
+    for hi, (hi_init, hi_latches) in by_var.items():
+        if hi_init is not None and None not in hi_latches:
+            by_latches.setdefault(tuple(hi_latches), []).append(hi)
     for lo, (lo_init, lo_latches) in by_var.items():
         if lo in used or lo_init is None or not lo_latches or None in lo_latches:
             continue
-        # The high word's latches are the upper halves of the low word's: checked first, as
-        # term equality is cheap and the linear forms below are not (pairs are few).
-        upper = [Shr(wrap(v, 64, False), 32) for v in lo_latches]
-        for hi, (hi_init, hi_latches) in by_var.items():
-            if hi is lo or hi in used or hi_init is None or None in hi_latches or (
-                    len(hi_latches) != len(lo_latches)) or list(hi_latches) != upper:
+        upper = tuple(Shr(wrap(v, 64, False), 32) for v in lo_latches)
+        for hi in by_latches.get(upper, ()):
+            if hi is lo or hi in used:
                 continue
+            hi_init = by_var[hi][0]
             pair = add(wrap(lo, 32, False), mul(Const(1 << 32), wrap(hi, 32, False)))
             form = linear(lo_latches[0])
             for m, c in linear(pair).items():
@@ -1462,8 +1478,8 @@ def _word_pairs(others, key: int):
     return found
 
 
-def _follows_iv(var: LoopVar, init, latch_values, ivs: dict, cfg, header, back, out,
-                latches) -> Term | None:
+def _follows_iv(var: LoopVar, init, latch_values, candidates: list, occurrences,
+                cfg, header, back, out) -> Term | None:
     """``F(u)`` when the loop variable ``var`` is a fixed function ``F`` of an induction
     variable ``u`` of the same loop: ``var``'s first value is ``F`` of ``u``'s, and its value
     at every latch is ``F`` of ``u``'s value there (the 32-bit halves of a 64-bit index the
@@ -1473,13 +1489,18 @@ def _follows_iv(var: LoopVar, init, latch_values, ivs: dict, cfg, header, back, 
     terms are ``F`` of ``u``'s latch terms, ``var_{k+1} = F(u_{k+1})``. ``F`` is built from
     ``u``, constants, parameters and launch coordinates only, so it means the same thing in
     every iteration.
+
+    ``candidates`` are the loop's induction variables with their latch values;
+    ``occurrences`` finds which of their first latch values occur in a term.
     """
-    if init is None or any(v is None for v in latch_values):
+    if init is None or any(v is None for v in latch_values) or not candidates:
         return None
-    for u in ivs:
-        if u.header != var.header:
+    # Only an induction variable whose latch value occurs in ``var``'s can give a shape
+    # (a substitution per candidate would rebuild that often large term each time).
+    present = set(occurrences.within(latch_values[0]))
+    for u, u_latches in candidates:
+        if u_latches[0] not in present:
             continue
-        u_latches = [out[latch].regs.get(u.register) for latch in latches]
         u_init = _init_of(cfg, header, back, out, u.register)
         if u_init is None or any(v is None for v in u_latches):
             continue
@@ -1620,7 +1641,7 @@ def symbolic_kernel(module: Module, function: Function) -> SymbolicKernel:
     >>> [a.kind for a in symbolic_kernel(m, m.get_function("k")).accesses]
     ['write']
     """
-    _from_undefined.cache_clear()  # terms of one kernel only (see summary.analyze_kernel)
+    forget_leaves()  # terms of one kernel only (see summary.analyze_kernel)
     walker = _Walker(module, function, 0, 0, None, ())
     walker.run()
     unmodelled = tuple(dict.fromkeys(walker.unmodelled))

@@ -328,8 +328,10 @@ _EQUAL: dict[tuple[int, int], tuple] = {}
 
 
 def forget_equalities() -> None:
-    """Drop the remembered equal pairs (call between kernels: it holds their terms)."""
+    """Drop the remembered equal pairs and leaf kinds (call between kernels: they hold
+    their terms)."""
     _EQUAL.clear()
+    _LEAVES.clear()
 
 
 def _hash_once(cls: type) -> None:
@@ -547,6 +549,99 @@ def _children(t) -> tuple:
 def children(t) -> tuple:
     """The direct sub-terms (and sub-predicates) of ``t``, in order."""
     return _children(t)
+
+
+#: Leaf kinds of :func:`opaque_leaves`.
+UNDEFINED_LEAF = 1
+MEMORY_LEAF = 2
+#: Per term object (by ``id``, the object kept beside its entry so the id stays its own):
+#: the leaf kinds under it. Emptied by :func:`forget_equalities`.
+_LEAVES: dict[int, tuple[object, int]] = {}
+
+
+def _leaf_kinds(t) -> int:
+    if type(t) is not Opaque:
+        return 0
+    return (UNDEFINED_LEAF if t.tag.startswith("undef:") else 0) | (
+        MEMORY_LEAF if t.memory else 0)
+
+
+def forget_leaves() -> None:
+    """Drop the remembered leaf kinds of :func:`opaque_leaves` (they hold their terms)."""
+    _LEAVES.clear()
+
+
+def opaque_leaves(term) -> int:
+    """The kinds of opaque leaves under ``term`` (a term or predicate), as bits:
+    :data:`UNDEFINED_LEAF` (a register no path defined) and :data:`MEMORY_LEAF` (a value
+    loaded from memory).
+
+    The answer of every node is kept, so asking again about a term that shares sub-terms
+    with one asked before walks only what is new: the large terms of unrolled loops are
+    asked about at every join and loop, and a walk each time costs more than the rest of
+    their analysis.
+    """
+    leaves = _LEAVES
+    hit = leaves.get(id(term))
+    if hit is not None and hit[0] is term:
+        return hit[1]
+    stack = [(term, False)]
+    while stack:
+        t, ready = stack.pop()
+        hit = leaves.get(id(t))
+        if hit is not None and hit[0] is t:
+            continue
+        kids = _children(t)
+        if not ready:
+            stack.append((t, True))
+            for child in kids:
+                got = leaves.get(id(child))
+                if got is None or got[0] is not child:
+                    stack.append((child, False))
+            continue
+        kinds = _leaf_kinds(t)
+        for child in kids:
+            kinds |= leaves[id(child)][1]
+        leaves[id(t)] = (t, kinds)
+    return leaves[id(term)][1]
+
+
+class Occurrences:
+    """Which of a fixed set of ``targets`` occur in a term (by term equality), for many
+    terms that share sub-terms: every node's answer is kept, so each node is walked once
+    whatever the number of terms asked about.
+
+    >>> x, y = Param("x", 0, 8), Param("y", 8, 8)
+    >>> find = Occurrences([x, y])
+    >>> sorted(t.name for t in find.within(add(x, Const(1))))
+    ['x']
+    """
+
+    def __init__(self, targets) -> None:
+        self._targets = list(dict.fromkeys(targets))
+        self._index = {t: 1 << i for i, t in enumerate(self._targets)}
+        self._masks: dict[int, tuple[object, int]] = {}
+
+    def within(self, term) -> list:
+        """The targets that occur in ``term`` (itself included), in the order given."""
+        masks, index = self._masks, self._index
+        stack = [(term, False)]
+        while stack:
+            t, ready = stack.pop()
+            hit = masks.get(id(t))
+            if hit is not None and hit[0] is t:
+                continue
+            kids = _children(t)
+            if not ready:
+                stack.append((t, True))
+                stack.extend((child, False) for child in kids)
+                continue
+            mask = index.get(t, 0)
+            for child in kids:
+                mask |= masks[id(child)][1]
+            masks[id(t)] = (t, mask)
+        mask = masks[id(term)][1]
+        return [t for t, bit in self._index.items() if mask & bit]
 
 
 def contains(term, predicate) -> bool:
