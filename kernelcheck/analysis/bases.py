@@ -27,6 +27,16 @@ Two questions are asked of it:
 
   Accesses that fail the test keep their exact interval bounds but are never narrowed: with
   an opaque offset their bytes are unknown (``not_proven``).
+* :func:`rebased_base`: the one exception, checked at launch. ``R = T + I`` where ``I`` passes
+  the test above and ``T`` holds the other pointer-wide parameters, each only as an index
+  (scaled by a constant of magnitude two or more, or narrowed to 32 bits), and ``P`` itself
+  nowhere: numba's wraparound of a negative index, ``4*(i + ((i >> 63) & shape))``, adds the
+  64-bit ``shape`` when ``i < 0``. Such a parameter may still carry a pointer difference
+  (``out[idx[i] + off]`` with ``off = (in - out) / 4`` addresses ``in``), so the launch
+  check bounds the access by ``P``'s allocation only when every value of ``T`` keeps
+  ``P + T`` inside that allocation (its end included): the access is then ``(P + T) + I``,
+  an index from a pointer into ``P``'s object, and the in-bounds assumption applies to it
+  as to ``P + I``. Otherwise its bytes are unknown (:mod:`kernelcheck.launch.evaluate`).
 * :func:`module_base`: whether the access lies in a module-scope ``.global`` variable
   (``&table + 4*k``: libdevice's trigonometric tables). Its address is fixed when the
   module is loaded and unknown to the launch check, but the variable is an object of the
@@ -54,9 +64,11 @@ from kernelcheck.analysis.terms import (
     Wrap,
     add,
     children,
+    mul,
 )
 
-__all__ = ["base_param", "narrowing_base", "module_base", "index_valued", "split_base"]
+__all__ = ["base_param", "narrowing_base", "rebased_base", "module_base", "index_valued",
+           "split_base"]
 
 
 def _flat(term: Term) -> tuple[Term, ...]:
@@ -142,6 +154,61 @@ def narrowing_base(address: Term) -> Param | None:
     return base if all(index_valued(p) for p in parts) else None
 
 
+def _spread(term: Term) -> tuple[Term, ...]:
+    """The summands of ``term``, with a constant factor distributed over a sum
+    (``4*(a + b)`` gives ``4*a`` and ``4*b``)."""
+    out: list[Term] = []
+    stack = [term]
+    while stack:
+        t = stack.pop()
+        if type(t) is Add:
+            stack.extend(t.args)
+        elif (type(t) is Mul and len(t.args) == 2 and type(t.args[0]) is Const
+              and type(t.args[1]) is Add):
+            stack.extend(mul(t.args[0], a) for a in t.args[1].args)
+        else:
+            out.append(t)
+    return tuple(out)
+
+
+def rebased_base(address: Term) -> tuple[Param, Term] | None:
+    """``(P, T)`` when ``address`` is ``P + T + I`` with ``I`` index-valued and ``T`` holding
+    other pointer-wide parameters only as indices (module notes), ``T`` not zero; ``None``
+    otherwise (and where :func:`narrowing_base` already ties the access to ``P``).
+
+    The launch check may bound the access by ``P``'s allocation only once every value of
+    ``T`` keeps ``P + T`` inside it.
+
+    Examples
+    --------
+    >>> from kernelcheck.analysis.terms import BitAnd, Shr, render, wrap
+    >>> out, shape = Param("out", 0, 8), Param("shape", 8, 8)
+    >>> i = wrap(Opaque("ld@3", 64, memory=True), 64, True)
+    >>> base, t = rebased_base(add(out, mul(Const(4), add(i, BitAnd(wrap(Shr(i, 63), 64,
+    ...     False), shape)))))
+    >>> base.name, "shape" in render(t), "ld@3" in render(t)
+    ('out', True, True)
+    >>> rebased_base(add(out, shape, mul(Const(4), i))) is None      # unscaled: a rebase
+    True
+    >>> rebased_base(add(out, mul(Const(4), add(shape, mul(Const(-1), out))))) is None
+    True
+    """
+    if narrowing_base(address) is not None:
+        return None
+    split = split_base(address)
+    if split is None:
+        return None
+    base, rest = split
+    moved: list[Term] = []
+    for part in _spread(rest):
+        if index_valued(part):
+            continue
+        if not index_valued(part, base=base):
+            return None
+        moved.append(part)
+    return (base, add(*moved)) if moved else None
+
+
 def module_base(address: Term) -> Global | None:
     """The module variable an access lies in: ``&v + R`` with ``R`` an index (the same
     in-bounds assumption, applied to the object ``v``), or ``None``.
@@ -158,12 +225,17 @@ def module_base(address: Term) -> Global | None:
     return found[0] if all(index_valued(p) for p in parts) else None
 
 
-def index_valued(term: Term, scaled: bool = False) -> bool:
+def index_valued(term: Term, scaled: bool = False, base: Param | None = None) -> bool:
     """Whether no value of ``term`` can carry a pointer (see the module notes).
 
     ``scaled``: the term is multiplied by a constant of magnitude two or more, or narrowed
     to 32 bits or fewer, on its way into the address, so a loaded 64-bit value in it is an
     index, not a pointer.
+
+    ``base``: given, a pointer-wide parameter other than ``base`` is let through where it
+    is scaled (``base`` itself never is). Such a parameter may still hold a pointer
+    difference: only :func:`rebased_base` asks this, for a part of the address the launch
+    checks (module notes).
     """
     stack = [(term, scaled)]
     while stack:
@@ -172,7 +244,7 @@ def index_valued(term: Term, scaled: bool = False) -> bool:
         if kind in (Const, Special, Iter, TripMax):
             continue  # launch constants, thread indices and iteration counts: integers
         if kind is Param:
-            if t.size >= 8:
+            if t.size >= 8 and (not sc or base is None or t.offset == base.offset):
                 return False
             continue
         if kind is Opaque:

@@ -38,7 +38,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from kernelcheck.analysis.bases import base_param, module_base, narrowing_base, split_base
+from kernelcheck.analysis.bases import (
+    base_param,
+    module_base,
+    narrowing_base,
+    rebased_base,
+    split_base,
+)
 from kernelcheck.analysis.describe import byte_range_text, merged_conditions
 from kernelcheck.analysis.induction import linear
 from kernelcheck.analysis.lower import (
@@ -474,6 +480,13 @@ def analyze_kernel(module: Module, function: Function,
         # allocation at launch (kernelcheck.analysis.bases); the record names no base
         # otherwise, so an opaque offset leaves the bytes unknown.
         base = narrowing_base(a.address)
+        # Or a base whose offset also adds other pointer-wide parameters as indices: the
+        # launch check bounds the access by the base's allocation only once that part keeps
+        # the base inside it (rebase_slot).
+        rebase_slot = -1
+        rebased = rebased_base(a.address) if base is None else None
+        if rebased is not None:
+            base, rebase_slot = rebased[0], builder.slot(rebased[1])
         indirect = int(contains(guarded, lambda t: type(t) is Opaque))
         if module_base(a.address) is not None:
             indirect = IN_MODULE
@@ -501,7 +514,8 @@ def analyze_kernel(module: Module, function: Function,
                                     base.size if base else 0, indirect, const_slot, atoms,
                                     f"{a.kind} of {_describe_base(a)} ({where(a)})",
                                     builder.guard(literals), bits,
-                                    builder.slot(Special(axis)) if axis else -1))
+                                    builder.slot(Special(axis)) if axis else -1,
+                                    rebase_slot))
     pairs = []
     z3_seconds = 0.0
     smt_proved = 0

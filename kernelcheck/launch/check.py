@@ -16,7 +16,9 @@ and the grid and block dimensions. It holds:
   the slot of its *guard* (the path conditions under which it runs, each a ``CMP`` record:
   ``[(0, 0)]`` once they are false for the instance, when the access cannot run) and the
   *residue bits* ``m``: the address is congruent to its affine form modulo ``2**m`` whatever
-  wraps occur (0: no such claim).
+  wraps occur (0: no such claim). A base may come with a *rebase* slot: the part of the
+  offset that holds other pointer-wide parameters, which must keep the base inside its
+  allocation for that allocation to bound the access (``rebase_slot``, format version 5).
   An access may also name an *expansion*: the slot of a ``TVAR`` record of ``%ctaid.x``,
   ``.y`` or ``.z`` (``expand_slot``). Its byte set is then computed once per block index
   along that dimension, with that slot held at the one index, and the union of those sets
@@ -27,12 +29,12 @@ and the grid and block dimensions. It holds:
 
 Binary layout (little-endian, no pointers, fixed-size records), read by the C shim::
 
-    header   8s  magic b"KCLCHK\\0\\4"          (format version 4 in the last byte)
+    header   8s  magic b"KCLCHK\\0\\5"          (format version 5 in the last byte)
              u32 n_program  u32 n_accesses  u32 n_pairs  u32 flags (bit 0: not_proven)
     program  n_program  x 5 x i64: op, a, b, c, d
-    accesses n_accesses x 19 x i64: kind, width, addr_slot, base_offset, base_size,
+    accesses n_accesses x 20 x i64: kind, width, addr_slot, base_offset, base_size,
              indirect, const_slot, n_atoms, coef0, atom0, coef1, atom1, coef2, atom2,
-             coef3, atom3, guard_slot, residue_bits, expand_slot
+             coef3, atom3, guard_slot, residue_bits, expand_slot, rebase_slot
              (unused pairs and slots are -1)
     pairs    n_pairs    x 2 x i32: write_index, read_index
 
@@ -63,6 +65,13 @@ Version history:
   stored at every offset ``a`` may take; invalid when one of them lies outside the
   buffer). Readers of version 3 refuse version 4 rows by the magic, and version 4 readers
   refuse version 3 rows (an instance of such a row is ``not_proven``).
+* 5: access records grow to 20 fields: ``rebase_slot`` (or -1), for an access with a base
+  (``base_offset``) whose offset also holds other pointer-wide parameters as indices
+  (:func:`kernelcheck.analysis.bases.rebased_base`): the slot of that part ``T`` of the
+  offset. The base's allocation bounds the access only when ``base + t`` lies inside it
+  (its end included) for every value ``t`` of the slot; otherwise its bytes are unknown
+  where the allocation would have bounded them. Version 4 and 5 readers refuse each
+  other's rows by the magic.
 """
 
 from __future__ import annotations
@@ -77,8 +86,8 @@ __all__ = [
     "IN_MODULE", "EXPAND_TVARS", "slot_refs",
 ]
 
-FORMAT_VERSION = 4
-_MAGIC = b"KCLCHK\x00\x04"
+FORMAT_VERSION = 5
+_MAGIC = b"KCLCHK\x00\x05"
 #: Loop-test modes of ``TRIPMAX`` records (bits 9-10 of ``d``).
 TRIP_MODES = ("lt", "gt", "ne")
 
@@ -154,6 +163,7 @@ class AccessRecord:
     guard_slot: int = -1
     residue_bits: int = 0
     expand_slot: int = -1
+    rebase_slot: int = -1
 
     def to_json(self) -> dict:
         return {"kind": _KIND_NAMES[self.kind], "width": self.width, "addr": self.addr_slot,
@@ -161,14 +171,14 @@ class AccessRecord:
                 "indirect": self.indirect, "const": self.const_slot,
                 "atoms": [list(a) for a in self.atoms], "label": self.label,
                 "guard": self.guard_slot, "residue_bits": self.residue_bits,
-                "expand": self.expand_slot}
+                "expand": self.expand_slot, "rebase": self.rebase_slot}
 
     @classmethod
     def from_json(cls, data: dict) -> AccessRecord:
         return cls(_KIND_NAMES.index(data["kind"]), data["width"], data["addr"],
                    data["base_offset"], data["base_size"], data["indirect"], data["const"],
                    tuple(tuple(a) for a in data["atoms"]), data.get("label", ""),
-                   data["guard"], data["residue_bits"], data["expand"])
+                   data["guard"], data["residue_bits"], data["expand"], data["rebase"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,9 +227,10 @@ class LaunchCheck:
                                  f"binary form holds at most {MAX_ATOMS}")
             atoms = list(a.atoms) + [(-1, -1)] * (MAX_ATOMS - len(a.atoms))
             flat = [x for pair in atoms for x in pair]
-            out.append(struct.pack("<19q", a.kind, a.width, a.addr_slot, a.base_offset,
+            out.append(struct.pack("<20q", a.kind, a.width, a.addr_slot, a.base_offset,
                                    a.base_size, int(a.indirect), a.const_slot, len(a.atoms),
-                                   *flat, a.guard_slot, a.residue_bits, a.expand_slot))
+                                   *flat, a.guard_slot, a.residue_bits, a.expand_slot,
+                                   a.rebase_slot))
         for w, r in self.pairs:
             out.append(struct.pack("<2i", w, r))
         return b"".join(out)
@@ -238,11 +249,11 @@ class LaunchCheck:
             pos += 40
         accesses = []
         for _ in range(n_acc):
-            f = struct.unpack_from("<19q", data, pos)
-            pos += 152
+            f = struct.unpack_from("<20q", data, pos)
+            pos += 160
             atoms = tuple((f[8 + 2 * k], f[9 + 2 * k]) for k in range(f[7]))
             accesses.append(AccessRecord(f[0], f[1], f[2], f[3], f[4], f[5], f[6],
-                                         atoms, "", f[16], f[17], f[18]))
+                                         atoms, "", f[16], f[17], f[18], f[19]))
         pairs = []
         for _ in range(n_pairs):
             pairs.append(struct.unpack_from("<2i", data, pos))

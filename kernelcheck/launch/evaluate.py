@@ -577,6 +577,8 @@ def _byte_set(check: LaunchCheck, k: int, vals, params: bytes, allocations):
             return IntervalSet()
         for start, size in allocations:
             if start <= base < start + size:
+                if not _rebase_inside(a, vals, base, start, size):
+                    return None
                 if v is None:
                     return IntervalSet(((start, start + size),))
                 # Both bound the access: the allocation of its base (the in-bounds
@@ -591,6 +593,23 @@ def _byte_set(check: LaunchCheck, k: int, vals, params: bytes, allocations):
                 return inside if inside else None
         return None
     return IntervalSet((lo, hi + a.width) for lo, hi in v)
+
+
+def _rebase_inside(a, vals, base: int, start: int, size: int) -> bool:
+    """Whether the other pointer-wide parameters in the access's offset keep its base in the
+    allocation ``[start, start + size]`` (end included) for every value (``rebase_slot``,
+    :func:`kernelcheck.analysis.bases.rebased_base`); true without such a part.
+
+    When they do, the access is an index from a pointer into the base's allocation and the
+    in-bounds assumption bounds it by that allocation; when one value may leave it (a
+    parameter that is a pointer difference), the allocation does not bound the access.
+    """
+    if a.rebase_slot < 0:
+        return True
+    t = vals[a.rebase_slot]
+    if t is None:
+        return False
+    return all(start <= base + lo and base + hi <= start + size for lo, hi in t)
 
 
 #: The most block indices an access is expanded over (``expand_slot``); in a larger grid

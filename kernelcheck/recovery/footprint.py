@@ -179,7 +179,10 @@ def written_allocations(check: LaunchCheck, params: bytes, allocations,
     From the written bytes when they are known, else from each writing access's base pointer
     parameter (the allocation that parameter points into; accesses are assumed to stay in the
     allocation of their base pointer, as the launch shim's allocation table assumes). ``None``
-    when some writing access has no base parameter or its pointer is in no allocation.
+    when some writing access has no base parameter or its pointer is in no allocation, or
+    when its base is tied to it only under a launch-time condition (``rebase_slot``: other
+    pointer-wide parameters in its offset must keep the base in its allocation), which its
+    unknown bytes may have failed.
     """
     if footprint is not None and footprint.writes is not None:
         return allocations_touching(footprint.writes, allocations)
@@ -189,7 +192,8 @@ def written_allocations(check: LaunchCheck, params: bytes, allocations,
     for a in check.accesses:
         if a.kind not in _WRITES:
             continue
-        if a.base_offset < 0 or a.base_offset + a.base_size > len(params):
+        if a.base_offset < 0 or a.base_offset + a.base_size > len(params) or \
+                a.rebase_slot >= 0:
             return None
         ptr = int.from_bytes(params[a.base_offset:a.base_offset + a.base_size], "little")
         hit = [(b, s) for b, s in allocations if b <= ptr < b + s]

@@ -27,10 +27,10 @@ struct piece { i128 lo, hi; };
  * fixed: computed from parameters, dimensions and constants only (Python _run). */
 struct slot { int n; int exact; int fixed; struct piece p[MAXP]; };
 
-/* Format version 4 (kernelcheck.launch.check): access guards, residue bits and block
- * expansions; CMP, POW2, SHRV, GATE and PARAMX records. */
-static const unsigned char MAGIC[8] = {'K', 'C', 'L', 'C', 'H', 'K', 0, 4};
-#define ACCESS_BYTES 152
+/* Format version 5 (kernelcheck.launch.check): access guards, residue bits, block
+ * expansions and rebase slots; CMP, POW2, SHRV, GATE and PARAMX records. */
+static const unsigned char MAGIC[8] = {'K', 'C', 'L', 'C', 'H', 'K', 0, 5};
+#define ACCESS_BYTES 160
 /* Python PARAMX_SPAN and EXPAND_MAX (kernelcheck.launch.evaluate). */
 #define PARAMX_SPAN 1024
 #define EXPAND_MAX 4096
@@ -150,7 +150,7 @@ struct kc_check *kc_check_decode(const void *blob, size_t size)
             goto bad;
     const unsigned char *q = p + 24 + (size_t)hdr[0] * 40;
     for (uint32_t k = 0; k < hdr[1]; k++, q += ACCESS_BYTES) {
-        int64_t f[19];
+        int64_t f[20];
         memcpy(f, q, ACCESS_BYTES);
         struct kc_access *a = &c->accesses[k];
         a->kind = f[0], a->width = f[1], a->addr_slot = f[2], a->base_offset = f[3];
@@ -158,6 +158,7 @@ struct kc_check *kc_check_decode(const void *blob, size_t size)
         for (int j = 0; j < 4; j++)
             a->coef[j] = f[8 + 2 * j], a->atom[j] = f[9 + 2 * j];
         a->guard_slot = f[16], a->residue_bits = f[17], a->expand_slot = f[18];
+        a->rebase_slot = f[19];
         if (a->expand_slot != -1 &&
             (!ref_ok(a->expand_slot, hdr[0], 0) || c->program[a->expand_slot][0] != 3 ||
              c->program[a->expand_slot][1] < 3 || c->program[a->expand_slot][1] > 5))
@@ -165,7 +166,8 @@ struct kc_check *kc_check_decode(const void *blob, size_t size)
         if (a->kind < 0 || a->kind > 3 || a->width < 1 || a->width > 1024 ||
             !ref_ok(a->guard_slot, hdr[0], 1) || a->residue_bits < 0 || a->residue_bits > 64 ||
             !ref_ok(a->addr_slot, hdr[0], 0) || !ref_ok(a->const_slot, hdr[0], 1) ||
-            a->n_atoms < 0 || (a->base_offset >= 0 && (a->base_size < 1 || a->base_size > 8)))
+            a->n_atoms < 0 || (a->base_offset >= 0 && (a->base_size < 1 || a->base_size > 8)) ||
+            !ref_ok(a->rebase_slot, hdr[0], 1) || (a->rebase_slot >= 0 && a->base_offset < 0))
             goto bad;
         for (int j = 0; j < 4 && j < a->n_atoms; j++)
             if (!ref_ok(a->coef[j], hdr[0], 0) || !ref_ok(a->atom[j], hdr[0], 0))
@@ -924,6 +926,17 @@ static void byte_set(const struct kc_check *c, uint32_t k, const struct slot *v,
         }
         if (!lookup(base, &start, &size))
             return;
+        /* Python _rebase_inside: the other pointer-wide parameters in the offset must keep
+         * the base inside its allocation (end included) for the allocation to bound it. */
+        if (a->rebase_slot >= 0) {
+            const struct slot *t = &v[a->rebase_slot];
+            if (t->n < 0)
+                return;
+            for (int j = 0; j < t->n; j++)
+                if ((i128)base + t->p[j].lo < (i128)start ||
+                    (i128)base + t->p[j].hi > (i128)start + (i128)size)
+                    return;
+        }
         if (s->n < 0) {
             set1(out, (i128)start, (i128)start + (i128)size);
             return;

@@ -31,6 +31,7 @@ struct kc_access {
     int64_t guard_slot;   /* the access's path conditions (CMP records), or -1 */
     int64_t residue_bits; /* the address is its affine form modulo 2**residue_bits (0: no claim) */
     int64_t expand_slot;  /* the TVAR slot of the block index it is expanded over, or -1 */
+    int64_t rebase_slot;  /* the offset part that must keep the base in its allocation, or -1 */
 };
 
 /* An expansion: the TVAR slot of a block index, and the slots computed from it. */

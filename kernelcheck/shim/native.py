@@ -10,7 +10,8 @@ import ctypes
 from collections.abc import Sequence
 from functools import cache
 
-__all__ = ["VERDICTS", "RULES", "PATHS", "native_evaluate", "native_eval_ns", "fast_size",
+__all__ = ["VERDICTS", "RULES", "PATHS", "RANGE_SETS", "native_evaluate", "native_ranges",
+           "native_eval_ns", "fast_size",
            "fast_ops", "entrypoints",
            "remap"]
 
@@ -55,6 +56,12 @@ def _lib() -> ctypes.CDLL:
     lib.kc_test_fast_describe.restype = ctypes.c_long
     lib.kc_test_fast_describe.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
                                           ctypes.c_size_t]
+    lib.kc_test_ranges.restype = ctypes.c_int
+    lib.kc_test_ranges.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
+                                   ctypes.c_size_t, ctypes.POINTER(ctypes.c_uint32),
+                                   ctypes.POINTER(ctypes.c_uint32),
+                                   ctypes.POINTER(ctypes.c_uint64), ctypes.c_int, ctypes.c_int,
+                                   ctypes.POINTER(ctypes.c_uint64), ctypes.c_int]
     lib.kc_entrypoint_name.restype = ctypes.c_char_p
     lib.kc_entrypoint_remap.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_ulonglong]
     return lib
@@ -102,6 +109,30 @@ def native_evaluate(check_bytes: bytes, params: bytes, grid: Sequence[int],
     if v == -2:
         return None
     return VERDICTS[v], RULES[rule.value]
+
+
+#: Byte sets :func:`native_ranges` computes, in the C shim's order (``enum kc_range_set``).
+RANGE_SETS = ("clobbered", "writes", "reads")
+
+
+def native_ranges(check_bytes: bytes, params: bytes, grid: Sequence[int],
+                  block: Sequence[int], allocations, which: str = "clobbered",
+                  max_ranges: int = 64) -> tuple[tuple[int, int], ...] | None:
+    """The byte ranges the C shim's recovery plan starts from (``kc_check_ranges``):
+    ``which`` of :data:`RANGE_SETS`, half-open and sorted, more than ``max_ranges`` joined
+    into hulls; ``None`` when unknown.
+    """
+    flat = [int(x) for pair in allocations for x in pair]
+    allocs = (ctypes.c_uint64 * max(1, len(flat)))(*flat)
+    out = (ctypes.c_uint64 * (2 * max_ranges))()
+    n = _lib().kc_test_ranges(check_bytes, len(check_bytes), params, len(params), _dims(grid),
+                              _dims(block), allocs, len(flat) // 2, RANGE_SETS.index(which),
+                              out, max_ranges)
+    if n == -2:
+        raise ValueError("the LaunchCheck binary form does not decode")
+    if n < 0:
+        return None
+    return tuple((out[2 * k], out[2 * k + 1]) for k in range(n))
 
 
 def native_eval_ns(check_bytes: bytes, params: bytes, grid: Sequence[int],

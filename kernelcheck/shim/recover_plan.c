@@ -16,8 +16,9 @@
  * unbounded, or not inside allocations of the table makes the fallback apply (never fewer
  * bytes). The written allocations assume, as the evaluator does for indirect accesses,
  * that an access stays inside the allocation its base pointer points into; where a written
- * access has no base pointer parameter, the written set is unknown and the instance is
- * unrecoverable (an allocation-table walk to save every live allocation is not offered). */
+ * access has no base pointer parameter, or one tied to it only under a launch-time
+ * condition (rebase_slot), every live allocation is saved (-1, unrecoverable, when they do
+ * not fit in a plan). */
 #include <string.h>
 
 #include "recover.h"
@@ -57,7 +58,6 @@ static int ranges(const struct kc_decided *d, const uint32_t grid[3], const uint
                            out, KC_PLAN_MAX);
 }
 
-/* The allocations the instance may write; -1 when unknown. */
 /* The allocations the instance's written accesses point into; every live allocation when
  * that is unknown (a not-proven kernel without access records, a base pointer outside every
  * allocation); -1 when even that does not fit in a plan. */
@@ -71,7 +71,10 @@ static int written_allocations(const struct kc_decided *d, uint64_t (*out)[2])
         const struct kc_access *a = &c->accesses[k];
         if (a->kind == 0)
             continue;
-        if (a->base_offset < 0 || (uint64_t)a->base_offset + (uint64_t)a->base_size > d->size)
+        /* a base tied to the access only under a launch-time condition (rebase_slot),
+         * which the unknown bytes may have failed, names no allocation */
+        if (a->base_offset < 0 || a->rebase_slot >= 0 ||
+            (uint64_t)a->base_offset + (uint64_t)a->base_size > d->size)
             return kc_alloc_all(out, KC_PLAN_MAX);
         uint64_t ptr = 0, base, size;
         for (int64_t j = a->base_size - 1; j >= 0; j--)

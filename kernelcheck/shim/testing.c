@@ -60,3 +60,22 @@ KC_EXPORT double kc_bench_eval(const void *blob, size_t size, const unsigned cha
     return ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) /
            (double)iterations;
 }
+
+/* kc_check_ranges on a LaunchCheck given as bytes (which: 0 clobbered, 1 writes, 2 reads),
+ * with an allocation table as for kc_test_eval: the number of ranges stored in out (2 x
+ * uint64 each), -1 when unknown, -2 when the blob does not decode. */
+KC_EXPORT int kc_test_ranges(const void *blob, size_t size, const unsigned char *params,
+                             size_t psize, const uint32_t grid[3], const uint32_t block[3],
+                             const uint64_t *allocs, int n_allocs, int which, uint64_t *out,
+                             int max)
+{
+    struct kc_check *c = kc_check_decode(blob, size);
+    if (!c)
+        return -2;
+    test_allocs = allocs;
+    test_n_allocs = n_allocs;
+    int n = kc_check_ranges(c, params, psize, grid, block, allocs ? test_lookup : NULL,
+                            (enum kc_range_set)which, (uint64_t (*)[2])out, max);
+    kc_check_free(c);
+    return n;
+}

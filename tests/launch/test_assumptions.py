@@ -12,7 +12,10 @@ in the C one:
 * the offset is arithmetic the analysis does not model: it may carry another pointer, so
   it is never narrowed to the base's allocation, whatever the table says;
 * a loaded 64-bit value added as it is: it may be the pointer itself (``q[n]`` with ``q``
-  loaded and ``n`` a 64-bit integer compiles to ``n + q``).
+  loaded and ``n`` a 64-bit integer compiles to ``n + q``);
+* a 64-bit integer parameter in the offset of an indirect access (``out[idx[i] + off]``):
+  it may be a pointer difference that moves the access into another allocation, so the
+  base's allocation bounds the access only when ``out + 4*off`` lies inside it.
 
 Where the verdict is "idempotent", it must hold for every access that respects the
 assumption: the bytes written, cut to what the assumption allows, never meet the bytes read.
@@ -93,6 +96,31 @@ LOADED_POINTER = HEADER + """
     ld.global.u64 %rd8, [%rd4];
     add.s64 %rd9, %rd3, %rd8;
     st.global.u8 [%rd9], 0;
+    ret;
+}
+"""
+
+# out[idx[tid] + off] = in[tid] with off a 64-bit integer: numba's negative-index wraparound
+# adds a 64-bit size this way; a pointer difference (in - out) / 4 would move every store
+# into in's allocation.
+SCATTER_OFF = HEADER + """
+.visible .entry scatter_off(.param .u64 out, .param .u64 in, .param .u64 idx, .param .u64 off)
+{
+    .reg .b32 %r<2>; .reg .b64 %rd<16>; .reg .f32 %f<2>;
+    ld.param.u64 %rd1, [out]; ld.param.u64 %rd2, [in]; ld.param.u64 %rd3, [idx];
+    ld.param.u64 %rd4, [off];
+    cvta.to.global.u64 %rd5, %rd1; cvta.to.global.u64 %rd6, %rd2;
+    cvta.to.global.u64 %rd7, %rd3;
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd8, %r1, 4;
+    add.s64 %rd9, %rd7, %rd8;
+    ld.global.s32 %rd10, [%rd9];
+    add.s64 %rd11, %rd10, %rd4;
+    shl.b64 %rd12, %rd11, 2;
+    add.s64 %rd13, %rd5, %rd12;
+    add.s64 %rd14, %rd6, %rd8;
+    ld.global.f32 %f1, [%rd14];
+    st.global.f32 [%rd13], %f1;
     ret;
 }
 """
@@ -196,3 +224,28 @@ def test_the_reported_case_is_not_proven_with_an_allocation_table():
     verdict = provider("store_past_pointer_difference", [out, inp, 256], (1, 1, 1),
                        (256, 1, 1), allocations=[(out, 4096), (inp, 4096)])
     assert verdict == "not_proven"
+
+
+@settings(max_examples=60, deadline=None)
+@given(out_at=st.integers(0, 3).map(lambda k: BASE + k * 0x10000),
+       in_at=st.integers(0, 3).map(lambda k: BASE + 0x100000 + k * 0x10000),
+       shift=st.integers(-0x90, 0x90), into_in=st.booleans(), threads=st.integers(1, 64))
+def test_integer_offset_bounds_a_scatter_only_inside_the_base_allocation(out_at, in_at, shift,
+                                                                          into_in, threads):
+    check = _check(SCATTER_OFF, "scatter_off")
+    store = check.accesses[-1]
+    assert store.base_offset == 0 and store.rebase_slot >= 0
+    idx, out_size = BASE + 0x300000, 0x200
+    allocations = [(out_at, out_size), (in_at, 0x1000), (idx, 0x1000)]
+    # off: a small index, or the pointer difference that moves the stores into in
+    # (a parameter is read unsigned: a negative one is a huge offset, outside)
+    off = ((in_at - out_at) // 4 + shift if into_in else shift) % (1 << 64)
+    verdicts = _both(check, _params((out_at, 8), (in_at, 8), (idx, 8), (off, 8)), threads,
+                     allocations)
+    if 4 * off <= out_size:
+        # out + 4*off points into out's allocation: the scatter stays in it, away from in
+        # and idx (the narrowing this kernel gets)
+        assert verdicts == {"idempotent"}
+    else:
+        # the offset may carry the stores anywhere, in among them
+        assert "idempotent" not in verdicts
