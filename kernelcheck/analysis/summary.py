@@ -64,6 +64,7 @@ from kernelcheck.analysis.terms import (
     Special,
     Term,
     Wrap,
+    children,
     contains,
     forget_equalities,
     is_launch_constant,
@@ -342,6 +343,15 @@ def _self_clobber(reads, writes, guarded_by, assumed=frozenset()) -> tuple[tuple
                 if _base(r.address) is not None and _base(r.address) == _base(w.address):
                     candidates.append((r, w))
     seconds = 0.0
+    # Pairs whose addresses name the same parameters and special registers first: the
+    # likely equal ones (an element of a row read among the reads of another block) get
+    # the few queries there are.
+    leaves: dict[int, frozenset] = {}
+    for r, w in candidates:
+        for a in (r, w):
+            if id(a) not in leaves:
+                leaves[id(a)] = _leaves(a.address)
+    candidates.sort(key=lambda pair: leaves[id(pair[0])] != leaves[id(pair[1])])
     for r, w in candidates[:_SAME_ADDRESS_QUERIES]:
         # The same bytes, or (widths differing) bytes of the read that the write covers:
         # first for every value of the terms (the guards' facts not needed; a guard on a
@@ -357,6 +367,21 @@ def _self_clobber(reads, writes, guarded_by, assumed=frozenset()) -> tuple[tuple
             if result.proved:
                 return (r, w), seconds
     return None, seconds
+
+
+def _leaves(term: Term) -> frozenset:
+    """The parameters and special registers a term names."""
+    found, seen, stack = set(), set(), [term]
+    while stack:
+        t = stack.pop()
+        if id(t) in seen:
+            continue
+        seen.add(id(t))
+        if type(t) in (Param, Special):
+            found.add(t)
+        else:
+            stack.extend(children(t))
+    return frozenset(found)
 
 
 def _skipped_at_launch(clobber, guarded_by, writes) -> bool:

@@ -299,6 +299,25 @@ SKIP:
     assert verdict(s) == "not_idempotent"
 
 
+def test_the_matching_read_is_found_among_many_reads_of_the_same_array():
+    # Five reads of a[n*n + k + tid] (another block of the matrix), then a[n*n + n + c]
+    # read and a[(n + 1)*n + c] written, c = 16*ctaid + tid: the equal pair is queried
+    # first, before the pairs whose addresses do not even name the same registers.
+    reads = "".join(f"""
+ add.s32 %r{11 + k}, %r10, {k}; add.s32 %r{11 + k}, %r{11 + k}, %r2;
+ mul.wide.u32 %rd{10 + k}, %r{11 + k}, 4; add.s64 %rd{10 + k}, %rd3, %rd{10 + k};
+ ld.global.f32 %f{2 + k}, [%rd{10 + k}];""" for k in range(5))
+    s = kernel(f"""
+ mul.lo.s32 %r10, %r1, %r1;{reads}
+ shl.b32 %r20, %r3, 4; add.s32 %r21, %r20, %r2;
+ add.s32 %r22, %r10, %r1; add.s32 %r22, %r22, %r21;
+ mul.wide.u32 %rd20, %r22, 4; add.s64 %rd20, %rd3, %rd20; ld.global.f32 %f1, [%rd20];
+ add.s32 %r23, %r1, 1; mad.lo.s32 %r24, %r23, %r1, %r21;
+ mul.wide.u32 %rd21, %r24, 4; add.s64 %rd21, %rd3, %rd21; st.global.f32 [%rd21], %f1;""")
+    assert s.kernel_class == "never"
+    assert "same address by the same thread" in s.reasons[0]
+
+
 # ----------------------------------------------------------------------- device functions
 
 TWICE = """

@@ -18,10 +18,15 @@ def _kernel(lines: list[str], params=(("param_0", "b64", 0), ("param_1", "b32", 
         SassFunction("k", tuple(SassInstruction(16 * k, text) for k, text in
                                 enumerate(lines))),
         params=tuple(Param(name, kind, offset) for name, kind, offset in params),
-        directives=(("EIATTR_PARAM_CBANK", (0, 0x210, 12)),) + directives, labels=labels)
+        directives=(("EIATTR_PARAM_CBANK", (0, 0x210, _param_bytes(params))),) + directives,
+        labels=labels)
     lifted = lift_function(sass)
     module = Module(None, ("sm_90",), 64, (lifted,), None)
     return analyze_kernel(module, lifted)
+
+
+def _param_bytes(params) -> int:
+    return max(offset + int(kind[1:]) // 8 for _, kind, offset in params)
 
 
 def _write_terms(summary) -> list[str]:
@@ -154,6 +159,21 @@ def test_rewritten_low_word_does_not_pair_with_the_completed_high_word():
         "EXIT",
     ])
     assert _write_terms(summary) == ["(%tid.x + 0x100000000*(param_0 + %tid.x) >> 32)"]
+
+
+def test_second_of_two_int_parameters_read_as_one_pair_is_that_parameter():
+    # LDC.64 reads n (param_1) and m (param_2) together; the high register is m itself,
+    # not the 64-bit pair shifted right by 32.
+    summary = _kernel([
+        "S2R R0, SR_TID.X",
+        "LDC.64 R4, c[0x0][0x218]",
+        "LDC.64 R2, c[0x0][0x210]",
+        "IADD3 R6, R5, R0, RZ",
+        "IMAD.WIDE.U32 R2, R6, 0x4, R2",
+        "STG.E desc[UR4][R2.64], R4",
+        "EXIT",
+    ], params=(("param_0", "b64", 0), ("param_1", "b32", 8), ("param_2", "b32", 12)))
+    assert _write_terms(summary) == ["(4*(param_2 + %tid.x) + param_0)"]
 
 
 _ASSERTING = [
