@@ -176,6 +176,21 @@ def test_second_of_two_int_parameters_read_as_one_pair_is_that_parameter():
     assert _write_terms(summary) == ["(4*(param_2 + %tid.x) + param_0)"]
 
 
+def test_first_of_two_int_parameters_read_as_one_pair_is_that_parameter_in_a_product():
+    # The low register of the pair times tid: the 32-bit product does not see param_2
+    # (it was n + 2**32*m times tid, a range 2**32 times too wide at launch).
+    summary = _kernel([
+        "S2R R0, SR_TID.X",
+        "LDC.64 R4, c[0x0][0x218]",
+        "LDC.64 R2, c[0x0][0x210]",
+        "IMAD R6, R0, R4, RZ",
+        "IMAD.WIDE.U32 R2, R6, 0x4, R2",
+        "STG.E desc[UR4][R2.64], R4",
+        "EXIT",
+    ], params=(("param_0", "b64", 0), ("param_1", "b32", 8), ("param_2", "b32", 12)))
+    assert _write_terms(summary) == ["(4*%tid.x*param_1 + param_0)"]
+
+
 _ASSERTING = [
     "S2R R0, SR_TID.X",
     "LDC R5, c[0x0][0x218]",
