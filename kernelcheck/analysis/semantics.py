@@ -30,6 +30,8 @@ from kernelcheck.analysis.terms import (
     Mul,
     Opaque,
     PAnd,
+    Param,
+    ParamAt,
     PConst,
     POpaque,
     POr,
@@ -252,7 +254,52 @@ def shift_right(a: Term, k: int) -> Term:
     inner = a.arg if type(a) is Wrap and a.bits >= 32 else a
     if type(inner) is Special and _SPECIAL_LIMIT.get(inner.name, 1 << 64) <= 1 << k:
         return Const(0)
+    high = _high_words(a, k)
+    if high is not None:
+        return high
     return Shr(a, k)
+
+
+def _below(term: Term, k: int) -> bool:
+    """Whether every value of ``term`` lies in ``[0, 2**k)``."""
+    kind = type(term)
+    if kind in (Param, ParamAt):
+        return term.size * 8 <= k
+    if kind is Wrap:
+        return not term.signed and term.bits <= k
+    if kind is Special:
+        return k >= 32
+    if kind is Const:
+        return 0 <= term.value < 1 << k
+    return False
+
+
+def _high_words(a: Term, k: int) -> Term | None:
+    """``Shr(Wrap(L + 2**k * H, n, unsigned), k)`` as ``Wrap(H, n - k, unsigned)`` when one
+    summand ``L`` lies in ``[0, 2**k)`` and every other is a multiple of ``2**k``: then
+    ``(L + 2**k * H) mod 2**n = L + 2**k * (H mod 2**(n - k))``, and the quotient is ``H
+    mod 2**(n - k)``. Two 32-bit parameters read as one 64-bit word and split again (the
+    SASS ``LDC.64`` of adjacent ``int`` arguments) give their second parameter back.
+
+    >>> from kernelcheck.analysis.terms import render
+    >>> p, q = Param("p", 8, 4), Param("q", 12, 4)
+    >>> render(shift_right(wrap(add(p, mul(Const(1 << 32), q)), 64, False), 32))
+    'q'
+    """
+    if type(a) is not Wrap or a.signed or a.bits <= k or type(a.arg) is not Add:
+        return None
+    low, high = [], []
+    for term in a.arg.args:
+        if type(term) is Const and term.value % (1 << k) == 0:
+            high.append(Const(term.value >> k))
+        elif type(term) is Mul and type(term.args[0]) is Const and (
+                term.args[0].value % (1 << k) == 0):
+            high.append(mul(Const(term.args[0].value >> k), *term.args[1:]))
+        else:
+            low.append(term)
+    if len(low) > 1 or (low and not _below(low[0], k)) or not high:
+        return None
+    return wrap(add(*high), a.bits - k, False)
 
 
 def known_zero(term: Term, bits: int) -> int:

@@ -71,6 +71,7 @@ from kernelcheck.analysis.terms import (
     Special,
     Term,
     Wrap,
+    children,
     contains,
     forget_equalities,
     is_launch_constant,
@@ -334,7 +335,10 @@ def _where(a: SymbolicAccess, locate=None) -> str:
 
 def _self_clobber(reads, writes, guarded_by, assumed=frozenset()) -> tuple[tuple, float]:
     """``((read, write) or None, seconds in Z3)``: a read and a later write of the same
-    bytes by the same thread under the same guard, in every instance that runs them.
+    bytes by the same thread, the write's guard implying the read's (the read's literals
+    are among the write's: whenever the write runs, the read ran before it), in every
+    instance that runs the write. The write may be guarded by the value read
+    (``if (mask[i]) mask[i] = false``).
 
     Syntactically equal addresses decide at once; otherwise Z3 may prove the two address
     terms equal for every thread that satisfies the guard
@@ -350,7 +354,7 @@ def _self_clobber(reads, writes, guarded_by, assumed=frozenset()) -> tuple[tuple
             # differ both indices are of one function, as for two accesses of one body
             # (a read inside a call at #5 comes before a write at #7 of the caller).
             if (r.call_path + (r.instr.index,) < w.call_path + (w.instr.index,)
-                    and set(r.guard) - assumed == set(w.guard) - assumed):
+                    and set(r.guard) - assumed <= set(w.guard) - assumed):
                 if r.address == w.address and r.width == w.width:
                     return (r, w), 0.0
                 if _constant_overlap(r, w):
@@ -358,15 +362,45 @@ def _self_clobber(reads, writes, guarded_by, assumed=frozenset()) -> tuple[tuple
                 if _base(r.address) is not None and _base(r.address) == _base(w.address):
                     candidates.append((r, w))
     seconds = 0.0
+    # Pairs whose addresses name the same parameters and special registers first: the
+    # likely equal ones (an element of a row read among the reads of another block) get
+    # the few queries there are.
+    leaves: dict[int, frozenset] = {}
+    for r, w in candidates:
+        for a in (r, w):
+            if id(a) not in leaves:
+                leaves[id(a)] = _leaves(a.address)
+    candidates.sort(key=lambda pair: leaves[id(pair[0])] != leaves[id(pair[1])])
     for r, w in candidates[:_SAME_ADDRESS_QUERIES]:
-        # The same bytes, or (widths differing) bytes of the read that the write covers.
-        result = prove_same_address(guarded_by[id(r)], guarded_by[id(w)],
-                                    lo=-(w.width - 1) if r.width != w.width else 0,
-                                    hi=r.width - 1 if r.width != w.width else 0)
-        seconds += result.seconds
-        if result.proved:
-            return (r, w), seconds
+        # The same bytes, or (widths differing) bytes of the read that the write covers:
+        # first for every value of the terms (the guards' facts not needed; a guard on a
+        # loop's exit value can leave Z3 undecided), then under the guards' facts.
+        window = dict(lo=-(w.width - 1) if r.width != w.width else 0,
+                      hi=r.width - 1 if r.width != w.width else 0)
+        tries = [(r.address, w.address)]
+        if (guarded_by[id(r)], guarded_by[id(w)]) != tries[0]:
+            tries.append((guarded_by[id(r)], guarded_by[id(w)]))
+        for read_address, write_address in tries:
+            result = prove_same_address(read_address, write_address, **window)
+            seconds += result.seconds
+            if result.proved:
+                return (r, w), seconds
     return None, seconds
+
+
+def _leaves(term: Term) -> frozenset:
+    """The parameters and special registers a term names."""
+    found, seen, stack = set(), set(), [term]
+    while stack:
+        t = stack.pop()
+        if id(t) in seen:
+            continue
+        seen.add(id(t))
+        if type(t) in (Param, Special):
+            found.add(t)
+        else:
+            stack.extend(children(t))
+    return frozenset(found)
 
 
 def _skipped_at_launch(clobber, guarded_by, writes) -> bool:

@@ -489,12 +489,25 @@ def neg(term: Term) -> Term:
 
 
 def wrap(term: Term, bits: int, signed: bool) -> Term:
-    """``Wrap(term, bits, signed)`` with constants folded and redundant wraps removed."""
+    """``Wrap(term, bits, signed)`` with constants folded, summands that are multiples of
+    ``2**bits`` dropped and redundant wraps removed.
+
+    >>> p, q = Param("p", 8, 4), Param("q", 12, 4)
+    >>> wrap(add(p, mul(Const(1 << 32), q)), 32, False) == p
+    True
+    """
     if type(term) is Const:
         v = term.value & ((1 << bits) - 1)
         if signed and v >> (bits - 1):
             v -= 1 << bits
         return Const(v)
+    if type(term) in (Add, Mul):
+        # Summands that are multiples of 2**bits vanish modulo 2**bits: the low word of
+        # two 32-bit parameters read as one 64-bit word (p + 2**32*q) is p, also as a
+        # factor of a product (the 32-bit multiply of that word by an index).
+        reduced = _modulo(term, 1 << bits, 2)
+        if reduced is not term:
+            return wrap(reduced, bits, signed)
     if type(term) is Wrap and term.bits <= bits and (term.signed == signed or (
             not term.signed and term.bits < bits)):
         # An unsigned value of fewer bits fits both interpretations of a wider width; a
@@ -510,6 +523,32 @@ def wrap(term: Term, bits: int, signed: bool) -> Term:
             term.arg.signed == signed or not term.arg.signed and term.arg.bits < bits):
         return term
     return Wrap(term, bits, signed)
+
+
+def _modulo(term: Term, modulus: int, depth: int) -> Term:
+    """``term`` with the summands that are multiples of ``modulus`` dropped from its sums,
+    down ``depth`` levels of sums and products (congruent modulo ``modulus``); ``term``
+    itself when nothing is dropped."""
+    kind = type(term)
+    if kind not in (Add, Mul) or depth < 0:
+        return term
+    args = [_modulo(a, modulus, depth - 1) for a in term.args]
+    if kind is Add:
+        kept = [a for a in args if not _multiple_of(a, modulus)]
+        if len(kept) == len(args) and all(a is b for a, b in zip(args, term.args, strict=True)):
+            return term
+        return add(*kept)
+    if all(a is b for a, b in zip(args, term.args, strict=True)):
+        return term
+    return mul(*args)
+
+
+def _multiple_of(term: Term, modulus: int) -> bool:
+    """Whether every value of ``term`` is a multiple of ``modulus`` (a constant factor)."""
+    if type(term) is Const:
+        return term.value % modulus == 0
+    return type(term) is Mul and type(term.args[0]) is Const and (
+        term.args[0].value % modulus == 0)
 
 
 # ----------------------------------------------------------------------------- traversal

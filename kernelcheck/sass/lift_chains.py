@@ -97,12 +97,18 @@ def snap_value(lifter, snap: Snap):
 def start_chain(lifter, preds, info) -> None:
     """Record the carries of a low-word instruction. A guarded chain (both instructions
     under the same predicate, as if-converted code has it) is read under that guard; it
-    is dropped when the predicate is rewritten in between."""
+    is dropped when the predicate is rewritten in between.
+
+    The chain's value does not depend on the low word's register (it is read from the
+    snapshots), so a chain whose low result is rewritten before the high instruction still
+    completes: the high word then pairs with the copies of the low word (:func:`_complete`).
+    """
     carries = tuple(p for p in preds if p not in ("PT", "UPT"))
     _opaque_preds(lifter, carries)
     if not carries:
         return
-    depends = [info[-1]]
+    low = info[-1]
+    depends = []
     if lifter.sass_guard:
         depends.append(lifter.sass_guard[0])
     for snap in _snaps_of(info):
@@ -110,8 +116,8 @@ def start_chain(lifter, preds, info) -> None:
             depends.append(snap.fact[1])
     for k, name in enumerate(carries):
         lifter.state.pending[name] = ("carry", info, carries, k, lifter.sass_guard,
-                                      tuple(depends))
-    lo = info[2] if info[0] == "add" and lifter.guard is None else None
+                                      lifter.state.writes.get(low, 0), tuple(depends))
+    lo = low if lifter.guard is None else None
     if lo is not None and lo not in ("RZ", "URZ") and lo not in lifter.state.tags:
         # The low word of a sum whose high word comes later: a copy of it taken before
         # then is the low word of the 64-bit value the chain completes to.
@@ -140,36 +146,120 @@ def _carry_inputs(rest) -> tuple[str, ...] | None:
 
 
 def _chain_of(lifter, carries):
+    """The chain whose carries ``carries`` are, and the write count of its low word's
+    register when the chain began; (None, 0) when there is none."""
     if not carries:
-        return None
+        return None, 0
     found = lifter.state.pending.get(carries[0])
     if found is None or found[0] != "carry":
-        return None
-    _, info, produced, _, guard, _ = found
+        return None, 0
+    _, info, produced, _, guard, version, _ = found
     if tuple(carries) != produced or guard != lifter.sass_guard:
-        return None
+        return None, 0
     if any(lifter.state.pending.get(p, (None, None))[1] is not info for p in carries):
+        return None, 0
+    return info, version
+
+
+def _constant_carries(rest) -> int | None:
+    """The sum of an ``.X`` instruction's carry inputs when every one is a constant
+    predicate (``PT`` adds 1, ``!PT`` adds 0); None when one is a real predicate or
+    anything else."""
+    if not rest:
         return None
-    return info
+    ones = 0
+    for operand in rest:
+        if type(operand) is NegatedPredicate and operand.register.name in ("PT", "UPT"):
+            continue
+        if type(operand) is Register and operand.name in ("PT", "UPT"):
+            ones += 1
+            continue
+        return None
+    return ones
+
+
+def _constant_carry_sum(lifter, instr, dest: Register, hi_items, ones: int) -> None:
+    """``IADD3.X d, a, b, c, !PT, PT`` or ``IMAD.X d, a, b, c, PT``: no carry chain, the
+    carry inputs are constants, so the result is the 32-bit sum of the words (a product
+    for ``IMAD.X``) plus the number of ``PT`` inputs; ptxas writes ``a + b + 1`` this way.
+    Carry-out predicates it writes become opaque."""
+    _opaque_preds(lifter, _split_predicates(instr.operands)[1])
+    values = []
+    for item in hi_items:
+        if type(item) is tuple:  # IMAD.X product a*b
+            _, a, b = item
+            if is_zero(a) or is_zero(b):
+                continue
+            if _is_one(a) or _is_one(b):
+                values.append(src32(lifter, b if _is_one(a) else a))
+                continue
+            product = lifter.tmp("b32")
+            lifter.emit("mul", ("lo", "s32"), (product, src32(lifter, a), src32(lifter, b)),
+                        guard=False)
+            values.append(product)
+        elif not is_zero(item):
+            values.append(src32(lifter, item))
+    if ones:
+        values.append(Immediate(ones))
+    if not values:
+        values.append(Immediate(0))
+
+    def emit(r):
+        total = values[0]
+        for value in values[1:-1]:
+            partial = lifter.tmp("b32")
+            lifter.emit("add", ("s32",), (partial, total, value), guard=False)
+            total = partial
+        if len(values) == 1:
+            lifter.emit("mov", ("b32",), (r, total))
+        else:
+            lifter.emit("add", ("s32",), (r, total, values[-1]))
+
+    write32(lifter, dest.name, emit)
 
 
 def carry_high(lifter, instr, dest: Register, hi_items, rest):
     """The high word of a 64-bit sum (``IADD3.X``/``IMAD.X``) whose low word began a carry
-    chain: lifted as one 64-bit sum when the chain is recognised, else opaque."""
+    chain: lifted as one 64-bit sum when the chain is recognised, as a 32-bit sum when
+    every carry input is a constant predicate, else opaque."""
+    ones = _constant_carries(rest)
+    if ones is not None:
+        return _constant_carry_sum(lifter, instr, dest, hi_items, ones)
     carries = _carry_inputs(rest)
-    info = _chain_of(lifter, carries) if carries is not None else None
+    info, version = _chain_of(lifter, carries) if carries is not None else (None, 0)
     total = None
     if info is not None and info[0] == "add":
         total = _sum64(lifter, list(info[1]), hi_items, len(carries))
     if total is None or info[2] in ("RZ", "URZ"):
         return opaque_instruction(lifter, instr)
-    started = lifter.state.tags.get(info[2])
-    write64(lifter, info[2], dest.name, total)
-    done = lifter.state.tags.get(info[2])
-    if started and started[0] == "pl" and done and done[0] == "v":
+    _complete(lifter, info[2], dest.name, total, version)
+
+
+def _complete(lifter, lo: str, hi: str, total: Register, version: int) -> None:
+    """Write the completed 64-bit sum ``total`` of a chain whose low instruction wrote
+    ``lo`` (``version``: its write count then) and whose high instruction writes ``hi``.
+
+    When ``lo`` still holds the low word, the pair ``lo:hi`` is the 64-bit value. When it
+    was rewritten in between (``LEA R6, P4, ...`` then ``IADD3 R6, P0, R6, 0x8, RZ``
+    before ``LEA.HI.X R16, ...``), only ``hi`` is written: it holds the high word of
+    ``total``, and the copies of the low word taken from ``lo`` before it was rewritten
+    (which carry the fact ``("pl", lo, version)``) pair with it."""
+    key = ("done", lo, version)
+    if lifter.state.writes.get(lo, 0) == version:
+        write64(lifter, lo, hi, total, low_kept=True)
+        done = lifter.state.tags.get(lo)
+    else:
+        high = lifter.tmp("b64")
+        lifter.emit("shr", ("u64",), (high, total, Immediate(32)), guard=False)
+        write32(lifter, hi, lambda r: lifter.emit("cvt", ("u32", "u64"), (r, high)))
+        done = None
+        if lifter.guard is None and not is_zero(Register(hi)):
+            lifter.state.tags[hi] = ("v", total.name, "hi")
+            done = ("v", total.name, "hi")
+    if done and done[0] == "v":
         # Completed: copies of the low word taken in between pair with the new high word
         # (read by build64); forgotten when the 64-bit register is rewritten.
-        lifter.state.pending[("done",) + started[1:]] = ("done", done[1], (done[1],))
+        lifter.state.pending[key] = ("done", done[1], (done[1],))
 
 
 def _sum64(lifter, lo_items, hi_items, carries: int):
@@ -276,6 +366,11 @@ def _pairs(lifter, lo: Snap, hi) -> bool:
             return True
         if b == ("sx", lo.name) and lo.unchanged(lifter):
             return True
+        if a and b and a[0] == "pl" and b[0] == "v" and b[2] == "hi":
+            # A copy of a chain's low word and the high word of the sum it completed to.
+            done = lifter.state.pending.get(("done",) + a[1:])
+            if done is not None and done[1] == b[1]:
+                return True
         if a and b and a[0] == b[0] == "cb" and b[1] == a[1] + 4:
             return True
         prefix = "UR" if lo.name.startswith("UR") else "R"
@@ -337,11 +432,11 @@ def lea_high(lifter, instr, dest: Register, rest):
     a_hi = None if sx else rest[2]
     s_op = plain(rest[2 if sx else 3])
     carries = _carry_inputs(rest[need - 1:])
-    info = _chain_of(lifter, carries) if carries else None
+    info, version = _chain_of(lifter, carries) if carries else (None, 0)
     a_p = plain(a)
     if info is not None and info[0] == "add" and sx and type(s_op) is Immediate and (
             s_op.value in (0, 1)) and type(a_p) is Register:
-        return _sign_extended_sum(lifter, instr, dest, info, a_p, b_hi, carries)
+        return _sign_extended_sum(lifter, instr, dest, info, a_p, b_hi, carries, version)
     if info is None or info[0] != "lea" or type(s_op) is not Immediate or (
             info[3] != s_op.value) or type(a_p) is not Register or (
             info[1].name != a_p.name) or not info[1].unchanged(lifter) or (
@@ -359,12 +454,13 @@ def lea_high(lifter, instr, dest: Register, rest):
                    b_snap.unchanged(lifter))
     total = lifter.tmp("b64")
     lifter.emit("add", ("s64",), (total, shifted, base), guard=False)
-    write64(lifter, info[4], dest.name, total)
+    _complete(lifter, info[4], dest.name, total, version)
 
 
 
 
-def _sign_extended_sum(lifter, instr, dest: Register, info, a_p: Register, b_hi, carries):
+def _sign_extended_sum(lifter, instr, dest: Register, info, a_p: Register, b_hi, carries,
+                       version: int):
     """``IADD3 lo, P, a, b, RZ`` then ``LEA.HI.X.SX32 hi, a, b_hi, s, P`` with ``s`` 0 or 1:
     the 64-bit ``sext(a) + (b_hi:b)``, how compilers add a signed 32-bit byte index to a
     pointer (``p[i]`` for a ``char``). Exact: the high instruction adds
@@ -383,4 +479,4 @@ def _sign_extended_sum(lifter, instr, dest: Register, info, a_p: Register, b_hi,
                    b_item.unchanged(lifter))
     total = lifter.tmp("b64")
     lifter.emit("add", ("s64",), (total, wide, base), guard=False)
-    write64(lifter, info[2], dest.name, total)
+    _complete(lifter, info[2], dest.name, total, version)

@@ -354,8 +354,14 @@ def write32(lifter, dest_name: str, emit_value, pure: bool = True) -> None:
     lifter.state.tags[dest_name] = ("g", value.name, None) + lifter.sass_guard
 
 
-def write64(lifter, lo_name: str, hi_name: str, value: Register) -> None:
-    """Write the 64-bit ``value`` into the SASS registers ``lo_name`` and ``hi_name``."""
+def write64(lifter, lo_name: str, hi_name: str, value: Register,
+            low_kept: bool = False) -> None:
+    """Write the 64-bit ``value`` into the SASS registers ``lo_name`` and ``hi_name``.
+
+    ``low_kept``: ``lo_name`` already holds the low word of ``value`` (the high instruction
+    of a carry chain completes a sum whose low word its low instruction wrote, and the chain
+    is dropped when that register is rewritten in between), so the SASS register is not
+    rewritten: snapshots of it taken since stay current."""
     if lo_name in _ZERO:
         return
     target = lifter.pair_reg(lo_name) if _is_next(lo_name, hi_name) else None
@@ -381,6 +387,8 @@ def write64(lifter, lo_name: str, hi_name: str, value: Register) -> None:
     state = lifter.state
     state.kill(target.name)
     state.kill(lo_name)
+    if low_kept and guard is None:
+        state.writes[lo_name] -= 1
     state.kill(hi_name)
     if guard is None:
         state.tags[lo_name] = ("v", target.name, "lo")

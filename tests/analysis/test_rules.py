@@ -247,6 +247,77 @@ DONE:""")
     assert verdict(s) == "not_idempotent"
 
 
+def test_a_flag_read_and_cleared_under_its_own_value_is_never_idempotent():
+    # if (i < n && flag[i]) flag[i] = 0: the write's guard holds the read's and the value
+    # read, so every thread that writes read the same byte first (a BFS frontier mask).
+    s = kernel("""
+ setp.ge.s32 %p1, %r5, %r1; @%p1 bra DONE;
+ cvt.s64.s32 %rd5, %r5; add.s64 %rd6, %rd3, %rd5;
+ ld.global.u8 %r6, [%rd6]; setp.eq.s32 %p2, %r6, 0; @%p2 bra DONE;
+ mov.u16 %rs1, 0; st.global.u8 [%rd6], %rs1;
+DONE:""", decls=" .reg .b16 %rs<3>;")
+    assert s.kernel_class == "never"
+    assert "same address by the same thread" in s.reasons[0]
+
+
+def test_a_read_under_a_guard_the_write_lacks_is_not_a_self_clobber():
+    # The read runs only when in[i] != 0, the write always: a thread may write without
+    # having read, so the pair does not make the kernel "never".
+    s = kernel("""
+ setp.ge.s32 %p1, %r5, %r1; @%p1 bra DONE;
+ cvt.s64.s32 %rd5, %r5; add.s64 %rd6, %rd3, %rd5; add.s64 %rd7, %rd4, %rd5;
+ ld.global.u8 %r7, [%rd7]; setp.eq.s32 %p2, %r7, 0; mov.u32 %r6, 0;
+ @%p2 bra WRITE;
+ ld.global.u8 %r6, [%rd6];
+WRITE:
+ cvt.u16.u32 %rs1, %r6; st.global.u8 [%rd6], %rs1;
+DONE:""", decls=" .reg .b16 %rs<3>;")
+    assert s.kernel_class == "conditional"
+
+
+def test_an_element_read_before_a_loop_and_written_after_it_is_never_idempotent():
+    # a[n*n + n + i + n] read, then a triangular loop nest, then a[(n + 1)*n + n + i]
+    # written (LU's diagonal block): one element, addresses built differently; the write's
+    # guard holds the loop's exit, which Z3 need not use to prove the addresses equal.
+    s = kernel("""
+ mad.lo.s32 %r10, %r1, %r1, %r1; add.s32 %r11, %r10, %r2; add.s32 %r12, %r11, %r1;
+ mul.wide.u32 %rd5, %r12, 4; add.s64 %rd6, %rd3, %rd5; ld.global.f32 %f1, [%rd6];
+ mov.u32 %r20, 0;
+OUTER:
+ setp.le.u32 %p2, %r2, %r20; @%p2 bra SKIP;
+ mov.u32 %r21, 0;
+INNER:
+ setp.ge.u32 %p3, %r21, %r20; @%p3 bra SKIP;
+ add.f32 %f1, %f1, %f1; add.s32 %r21, %r21, 1; bra INNER;
+SKIP:
+ add.s32 %r20, %r20, 1;
+ setp.lt.u32 %p1, %r20, 15; @%p1 bra OUTER;
+ add.s32 %r13, %r1, 1; mad.lo.s32 %r14, %r13, %r1, %r1; add.s32 %r15, %r14, %r2;
+ mul.wide.u32 %rd7, %r15, 4; add.s64 %rd8, %rd3, %rd7; st.global.f32 [%rd8], %f1;""")
+    assert s.kernel_class == "never"
+    assert "same address by the same thread" in s.reasons[0]
+    assert verdict(s) == "not_idempotent"
+
+
+def test_the_matching_read_is_found_among_many_reads_of_the_same_array():
+    # Five reads of a[n*n + k + tid] (another block of the matrix), then a[n*n + n + c]
+    # read and a[(n + 1)*n + c] written, c = 16*ctaid + tid: the equal pair is queried
+    # first, before the pairs whose addresses do not even name the same registers.
+    reads = "".join(f"""
+ add.s32 %r{11 + k}, %r10, {k}; add.s32 %r{11 + k}, %r{11 + k}, %r2;
+ mul.wide.u32 %rd{10 + k}, %r{11 + k}, 4; add.s64 %rd{10 + k}, %rd3, %rd{10 + k};
+ ld.global.f32 %f{2 + k}, [%rd{10 + k}];""" for k in range(5))
+    s = kernel(f"""
+ mul.lo.s32 %r10, %r1, %r1;{reads}
+ shl.b32 %r20, %r3, 4; add.s32 %r21, %r20, %r2;
+ add.s32 %r22, %r10, %r1; add.s32 %r22, %r22, %r21;
+ mul.wide.u32 %rd20, %r22, 4; add.s64 %rd20, %rd3, %rd20; ld.global.f32 %f1, [%rd20];
+ add.s32 %r23, %r1, 1; mad.lo.s32 %r24, %r23, %r1, %r21;
+ mul.wide.u32 %rd21, %r24, 4; add.s64 %rd21, %rd3, %rd21; st.global.f32 [%rd21], %f1;""")
+    assert s.kernel_class == "never"
+    assert "same address by the same thread" in s.reasons[0]
+
+
 # ----------------------------------------------------------------------- device functions
 
 TWICE = """

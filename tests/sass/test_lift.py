@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from kernelcheck.analysis.summary import analyze_kernel
 from kernelcheck.binary.nvdisasm import SassFunction, SassInstruction
 from kernelcheck.ir.nodes import Module, Param
@@ -16,10 +18,15 @@ def _kernel(lines: list[str], params=(("param_0", "b64", 0), ("param_1", "b32", 
         SassFunction("k", tuple(SassInstruction(16 * k, text) for k, text in
                                 enumerate(lines))),
         params=tuple(Param(name, kind, offset) for name, kind, offset in params),
-        directives=(("EIATTR_PARAM_CBANK", (0, 0x210, 12)),) + directives, labels=labels)
+        directives=(("EIATTR_PARAM_CBANK", (0, 0x210, _param_bytes(params))),) + directives,
+        labels=labels)
     lifted = lift_function(sass)
     module = Module(None, ("sm_90",), 64, (lifted,), None)
     return analyze_kernel(module, lifted)
+
+
+def _param_bytes(params) -> int:
+    return max(offset + int(kind[1:]) // 8 for _, kind, offset in params)
 
 
 def _write_terms(summary) -> list[str]:
@@ -64,6 +71,124 @@ def test_pointer_copied_into_a_second_register_pair_stays_an_induction_variable(
     ])
     assert summary.kernel_class == "always"
     assert all("param_0" in term for term in _write_terms(summary))
+
+
+@pytest.mark.parametrize("form, index", [
+    # ptxas writes a + b + 1 as an extended add whose carry input is the constant PT.
+    ("IMAD.X R4, R0, 0x1, R5, PT", "%tid.x + param_1 + 1"),
+    ("IMAD.X R4, R0, 0x3, R5, PT", "3*%tid.x + param_1 + 1"),
+    ("IADD3.X R4, R0, R5, RZ, !PT, PT", "%tid.x + param_1 + 1"),
+    ("IADD3.X R4, R0, R5, RZ, PT, PT", "%tid.x + param_1 + 2"),
+    ("IADD3.X R4, R0, R5, R0, !PT, !PT", "%tid.x + param_1 + %tid.x"),
+])
+def test_extended_add_with_constant_carries_keeps_the_store_address(form, index):
+    # No carry chain feeds these: the word is the sum plus one per PT carry input, so the
+    # store through it has a known address (it was "write at an unknown address").
+    summary = _kernel([
+        "S2R R0, SR_TID.X",
+        "LDC.64 R2, c[0x0][0x210]",
+        "LDC R5, c[0x0][0x218]",
+        form,
+        "IMAD.WIDE R2, R4, 0x4, R2",
+        "STG.E desc[UR4][R2.64], R0",
+        "EXIT",
+    ])
+    assert summary.kernel_class == "always"
+    assert _write_terms(summary) == [f"(4*({index}) + param_0)"]
+
+
+def test_extended_add_with_a_real_carry_and_a_constant_one_stays_opaque():
+    # A carry chain's predicate together with PT: not read as a plain sum.
+    summary = _kernel([
+        "S2R R0, SR_TID.X",
+        "LDC.64 R2, c[0x0][0x210]",
+        "IADD3 R4, P0, R2, R0, RZ",
+        "IADD3.X R5, R3, RZ, RZ, P0, PT",
+        "STG.E desc[UR4][R4.64], R0",
+        "EXIT",
+    ])
+    assert summary.kernel_class == "not_proven"
+
+
+def test_chain_whose_low_word_is_rewritten_before_its_high_word_still_completes():
+    # q = p + 4*tid and r = q + 8, with q's low word advanced to r's (R6 rewritten)
+    # before q's high word is computed: how ptxas sets up an unrolled loop's pointer.
+    summary = _kernel([
+        "S2R R0, SR_TID.X",
+        "LDC.64 R2, c[0x0][0x210]",
+        "LEA R6, P4, R0, R2, 0x2",
+        "IADD3 R6, P0, R6, 0x8, RZ",
+        "LEA.HI.X R16, R0, R3, RZ, 0x2, P4",
+        "IADD3.X R7, RZ, R16, RZ, P0, !PT",
+        "STG.E desc[UR4][R6.64], R0",
+        "EXIT",
+    ])
+    assert summary.kernel_class == "always"
+    assert _write_terms(summary) == ["(4*%tid.x + param_0 + 8)"]
+
+
+def test_chain_completed_in_between_keeps_a_scaled_sum_of_its_low_word():
+    # i = tid + sext(n) as a 64-bit sum, then p + 4*i with the scaled sum begun from i's
+    # low word before i's high word exists (the low register is not changed by that).
+    summary = _kernel([
+        "S2R R0, SR_TID.X",
+        "LDC R4, c[0x0][0x218]",
+        "LDC.64 R8, c[0x0][0x210]",
+        "IADD3 R5, P0, R4, R0, RZ",
+        "LEA R10, P2, R5, R8, 0x2",
+        "LEA.HI.X.SX32 R6, R4, RZ, 0x1, P0",
+        "LEA.HI.X R11, R5, R9, R6, 0x2, P2",
+        "STG.E desc[UR4][R10.64], R0",
+        "EXIT",
+    ])
+    assert summary.kernel_class == "always"
+    assert len(_write_terms(summary)) == 1
+    assert "param_0" in _write_terms(summary)[0]
+
+
+def test_rewritten_low_word_does_not_pair_with_the_completed_high_word():
+    # The low word is replaced by another value before the high word is written: the
+    # pair is tid in the low word and the high word of p + tid, not p + tid.
+    summary = _kernel([
+        "S2R R0, SR_TID.X",
+        "LDC.64 R2, c[0x0][0x210]",
+        "IADD3 R6, P0, R2, R0, RZ",
+        "MOV R6, R0",
+        "IADD3.X R7, RZ, R3, RZ, P0, !PT",
+        "STG.E desc[UR4][R6.64], R0",
+        "EXIT",
+    ])
+    assert _write_terms(summary) == ["(%tid.x + 0x100000000*(param_0 + %tid.x) >> 32)"]
+
+
+def test_second_of_two_int_parameters_read_as_one_pair_is_that_parameter():
+    # LDC.64 reads n (param_1) and m (param_2) together; the high register is m itself,
+    # not the 64-bit pair shifted right by 32.
+    summary = _kernel([
+        "S2R R0, SR_TID.X",
+        "LDC.64 R4, c[0x0][0x218]",
+        "LDC.64 R2, c[0x0][0x210]",
+        "IADD3 R6, R5, R0, RZ",
+        "IMAD.WIDE.U32 R2, R6, 0x4, R2",
+        "STG.E desc[UR4][R2.64], R4",
+        "EXIT",
+    ], params=(("param_0", "b64", 0), ("param_1", "b32", 8), ("param_2", "b32", 12)))
+    assert _write_terms(summary) == ["(4*(param_2 + %tid.x) + param_0)"]
+
+
+def test_first_of_two_int_parameters_read_as_one_pair_is_that_parameter_in_a_product():
+    # The low register of the pair times tid: the 32-bit product does not see param_2
+    # (it was n + 2**32*m times tid, a range 2**32 times too wide at launch).
+    summary = _kernel([
+        "S2R R0, SR_TID.X",
+        "LDC.64 R4, c[0x0][0x218]",
+        "LDC.64 R2, c[0x0][0x210]",
+        "IMAD R6, R0, R4, RZ",
+        "IMAD.WIDE.U32 R2, R6, 0x4, R2",
+        "STG.E desc[UR4][R2.64], R4",
+        "EXIT",
+    ], params=(("param_0", "b64", 0), ("param_1", "b32", 8), ("param_2", "b32", 12)))
+    assert _write_terms(summary) == ["(4*%tid.x*param_1 + param_0)"]
 
 
 _ASSERTING = [
