@@ -27,8 +27,11 @@ Encoding (exact for the terms it accepts; anything else is "not encoded" and not
 Cost control: a query whose two addresses differ by a constant inside the overlap window
 for the *same* thread is answered "sat" without Z3 (that thread is a witness whenever it
 runs); identical queries of one kernel are answered once (``cache``); each query runs under
-a time budget (50 ms by default). ``unknown`` or a timeout is "not proven" and the pair
-stays in the LaunchCheck. z3 is imported on first use only.
+Z3's deterministic resource budget (``rlimit``, :data:`RLIMIT` units: about a tenth of a
+second of one core on the hardest fixture queries), so the answer is the same on a loaded
+machine as on a quiet one, and under a wall-clock cap (``timeout_ms``, 2 s) only as a
+guard against a solver that stalls. ``unknown`` is "not proven" and the pair stays in the
+LaunchCheck. z3 is imported on first use only.
 
 Why the interval bounds need no separate monotonicity proof: the LaunchCheck evaluates each
 address by interval arithmetic over the affine form, and interval addition and
@@ -59,9 +62,14 @@ from kernelcheck.analysis.terms import (
 )
 
 __all__ = ["SmtResult", "prove_never_overlap", "prove_same_address", "canonical",
-           "TIMEOUT_MS"]
+           "TIMEOUT_MS", "RLIMIT"]
 
-TIMEOUT_MS = 50
+#: Z3 resource units one query may use. A wall-clock budget made verdicts depend on the
+#: machine's load: a Triton kernel's disjointness proof takes 20,000 units and 40-50 ms,
+#: at the edge of the 50 ms it once had. The hardest fixture queries use about 110,000.
+RLIMIT = 200_000
+#: Wall-clock cap per query, a guard only (the resource budget ends a query first).
+TIMEOUT_MS = 2000
 _LIMIT = 250  # bits an encoded value may need
 
 
@@ -206,7 +214,7 @@ def prove_never_overlap(write_addr, write_width: int, read_addr, read_width: int
     write_width, read_width : int
         Bytes per access.
     timeout_ms : int
-        Z3's budget for the query.
+        Wall-clock cap for the query (the deterministic budget is :data:`RLIMIT`).
     cache : dict, optional
         Answers of earlier queries (of one kernel), keyed by the query; filled in.
 
@@ -319,6 +327,7 @@ def _never_overlap(write_addr, write_width, read_addr, read_width, timeout_ms) -
     except (ValueError, TypeError, z3.Z3Exception):
         return SmtResult(False, "not encoded", time.perf_counter() - start)
     solver = z3.Solver()
+    solver.set("rlimit", RLIMIT)
     solver.set("timeout", int(timeout_ms))
     solver.add(*facts)
     solver.add(w < r + read_width, r < w + write_width)
@@ -369,6 +378,7 @@ def prove_same_address(read_addr, write_addr, timeout_ms: int = TIMEOUT_MS, lo: 
     except (ValueError, TypeError, z3.Z3Exception):
         return SmtResult(False, "not encoded", time.perf_counter() - start)
     solver = z3.Solver()
+    solver.set("rlimit", RLIMIT)
     solver.set("timeout", int(timeout_ms))
     solver.add(*facts)
     if solver.check() != z3.sat:
