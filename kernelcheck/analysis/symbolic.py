@@ -1396,9 +1396,9 @@ def _same_quotient(states: list[_State], name: str, values: list) -> list:
     arithmetic of constants, parameters and launch coordinates only, so that either term
     means the same number on both paths; else ``values`` unchanged."""
     a, b = (s.regs.get(name) for s in states)
-    if a is None or b is None or not all(
-            contains(v, lambda t: type(t) in (Div, Rem)) and not contains(
-                v, lambda t: not isinstance(t, _ARITHMETIC)) for v in (a, b)):
+    if a is None or b is None or not any(
+            contains(v, lambda t: type(t) in (Div, Rem)) for v in (a, b)) or any(
+            contains(v, lambda t: not isinstance(t, _ARITHMETIC)) for v in (a, b)):
         return values
     from kernelcheck.analysis.unroll import prove_equal_under
 

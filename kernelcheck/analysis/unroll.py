@@ -44,6 +44,8 @@ from __future__ import annotations
 
 from kernelcheck.analysis.smt import _Encoder
 from kernelcheck.analysis.terms import (
+    DIMS,
+    Add,
     BitAnd,
     BitOr,
     Cmp,
@@ -53,12 +55,15 @@ from kernelcheck.analysis.terms import (
     Join,
     Max,
     Min,
+    Mul,
     PAnd,
+    Param,
     PConst,
     PNot,
     POr,
     Rem,
     Shr,
+    Special,
     Term,
     Wrap,
 )
@@ -94,6 +99,10 @@ class _PathEncoder(_Encoder):
     def _enc(self, t):
         z3 = self.z3
         kind = type(t)
+        if kind in (Wrap, Shr):
+            fits = _fits(t)
+            if fits is not None:
+                return self.enc(fits)
         if kind is Wrap:
             inner = self.enc(t.arg)
             lo = -(1 << (t.bits - 1)) if t.signed else 0
@@ -181,6 +190,64 @@ class _PathEncoder(_Encoder):
                 return None
             return z3.And(a, b) if kind is PAnd else z3.Or(a, b)
         return None
+
+
+def _range(t, memo: dict) -> tuple[int, int] | None:
+    """Bounds ``(lo, hi)`` of every value of ``t`` from the ranges of its leaves (those
+    the encoder gives them), or ``None``."""
+    key = id(t)
+    if key in memo:
+        return memo[key][1]
+    kind = type(t)
+    out = None
+    if kind is Const:
+        out = (t.value, t.value)
+    elif kind is Param:
+        out = (0, (1 << 8 * t.size) - 1)
+    elif kind is Special and t.name in DIMS:
+        out = (1, 1024 if t.name.startswith("%ntid") else (1 << 31) - 1)
+    elif kind is Special and t.name[:-2] in ("%tid", "%ctaid"):
+        out = (0, 1023 if t.name.startswith("%tid") else (1 << 31) - 2)
+    elif kind is Iter:
+        out = (0, _ITER_LIMIT - 1)
+    elif kind is Wrap:
+        low = -(1 << (t.bits - 1)) if t.signed else 0
+        inner = _range(t.arg, memo)
+        out = inner if inner is not None and low <= inner[0] and (
+            inner[1] < low + (1 << t.bits)) else (low, low + (1 << t.bits) - 1)
+    elif kind is Shr:
+        inner = _range(t.a, memo)
+        out = None if inner is None else (inner[0] >> t.k, inner[1] >> t.k)
+    elif kind in (Add, Mul):
+        parts = [_range(a, memo) for a in t.args]
+        if None not in parts:
+            out = parts[0]
+            for lo, hi in parts[1:]:
+                if kind is Add:
+                    out = (out[0] + lo, out[1] + hi)
+                else:
+                    corners = [x * y for x in out for y in (lo, hi)]
+                    out = (min(corners), max(corners))
+    memo[key] = (t, out)
+    return out
+
+
+def _fits(t) -> Term | None:
+    """For ``Wrap(x)`` whose ``x`` always lies in the wrap's range: ``x``; for ``x >> k``
+    with ``0 <= x < 2**k``: ``0``; else ``None``. Both are exact, and spare the solver the
+    quotient of a wrap it would otherwise have to find (the SASS lift computes 64-bit values
+    in 32-bit halves, each wrapped)."""
+    memo: dict = {}
+    if type(t) is Wrap:
+        low = -(1 << (t.bits - 1)) if t.signed else 0
+        inner = _range(t.arg, memo)
+        if inner is not None and low <= inner[0] and inner[1] < low + (1 << t.bits):
+            return t.arg
+        return None
+    inner = _range(t.a, memo)
+    if inner is not None and 0 <= inner[0] and inner[1] < 1 << t.k:
+        return Const(0)
+    return None
 
 
 def _solver(z3, facts):

@@ -32,7 +32,10 @@ nothing (the slow paths of floating-point division and of 64-bit integer divisio
 instance), is not copied: its only effect the analysis needs is on registers, so the call
 stays in place and the lifter makes every register the subroutine writes opaque
 (``InlinedFunction.summarized``). Copying it at every call site would multiply the code the
-analysis walks for values it does not follow anyway.
+analysis walks for values it does not follow anyway. One such subroutine is followed after
+all: ptxas's 64-bit unsigned division, whose quotient the lifter gives as ``div.u64`` of
+its operands where the body is one ptxas emits (:mod:`kernelcheck.sass.division64`;
+``InlinedFunction.divisions``).
 
 A call is left in place, with the reason, when its subroutine is recursive, is nested
 deeper than :data:`~kernelcheck.ir.inlining.MAX_CALL_DEPTH`, would take the kernel past
@@ -56,6 +59,7 @@ from kernelcheck.ir.inlining import (
 from kernelcheck.ir.nodes import Function, Guard, Instruction, Label, Register, Symbol
 from kernelcheck.ir.operands import SASS_KNOWN_OPCODES, access_kind, defs, memory_spaces
 from kernelcheck.sass.calls import move_immediate
+from kernelcheck.sass.division64 import DivU64, match_div_u64
 from kernelcheck.sass.lift_state import block_successors
 
 __all__ = ["InlinedFunction", "inline_subroutines", "is_local_call"]
@@ -70,7 +74,9 @@ class InlinedFunction:
     ``function``) of each local call left in place to the reason; ``inlined`` counts the
     instructions copied in; ``summarized`` maps the index of each call of a subroutine that
     touches no memory but the stack and shared memory to ``(registers it writes, whether
-    it reads shared memory)``.
+    it reads shared memory)``; ``divisions`` maps the index of each unguarded one of those
+    calls whose subroutine is ptxas's 64-bit division (:func:`kernelcheck.sass.division64.
+    match_div_u64`) to the registers of its operands and quotient.
     """
 
     function: Function
@@ -78,6 +84,7 @@ class InlinedFunction:
     refused: dict[int, str]
     inlined: int
     summarized: dict[int, tuple[tuple[str, ...], bool]] = field(default_factory=dict)
+    divisions: dict[int, DivU64] = field(default_factory=dict)
 
 
 _INDIRECT = frozenset({"BRX", "JMX", "BRXU", "JMXU"})
@@ -109,6 +116,8 @@ class _Inliner:
         self.refused: dict[int, str] = {}
         #: Calls of register-only subroutines, by identity: (registers written, reads shared).
         self.summaries: dict[int, tuple[tuple[str, ...], bool]] = {}
+        #: Unguarded calls of ptxas's 64-bit division, by identity: its registers.
+        self.divisions: dict[int, DivU64] = {}
 
     # ------------------------------------------------------------------ driving
     def run(self) -> InlinedFunction:
@@ -127,6 +136,7 @@ class _Inliner:
         origin: list[int] = []
         refused: dict[int, str] = {}
         summarized: dict[int, tuple[tuple[str, ...], bool]] = {}
+        divisions: dict[int, DivU64] = {}
         for statement, source in self.out:
             if type(statement) is Label:
                 body.append(statement)
@@ -140,8 +150,12 @@ class _Inliner:
             summary = self.summaries.get(id(statement))
             if summary is not None:
                 summarized[index] = summary
+            division = self.divisions.get(id(statement))
+            if division is not None:
+                divisions[index] = division
         function = replace(self.function, body=tuple(body))
-        return InlinedFunction(function, tuple(origin), refused, self.inlined, summarized)
+        return InlinedFunction(function, tuple(origin), refused, self.inlined, summarized,
+                               divisions)
 
     def _copy_block(self, block, names: dict[str, str], chain: tuple[str, ...], depth: int,
                     ret: str | None) -> None:
@@ -178,6 +192,10 @@ class _Inliner:
         summary = _register_only(region)
         if summary is not None:
             self.summaries[id(call)] = summary
+            division = match_div_u64([i for b in region for i in b.instructions]) if (
+                call.guard is None) else None
+            if division is not None:
+                self.divisions[id(call)] = division
             return False
         if depth >= MAX_CALL_DEPTH:
             raise _Refused(depth_reason())

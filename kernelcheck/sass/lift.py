@@ -74,7 +74,8 @@ class Lifter:
 
     def __init__(self, sass: Function, module: Module | None = None,
                  refused: dict[int, str] | None = None,
-                 summarized: dict[int, tuple[tuple[str, ...], bool]] | None = None):
+                 summarized: dict[int, tuple[tuple[str, ...], bool]] | None = None,
+                 divisions: dict | None = None):
         self.sass = sass
         self.module = module
         #: Local calls the inliner left in place, by SASS instruction index, with why.
@@ -82,6 +83,9 @@ class Lifter:
         #: Calls of register-only subroutines the inliner left in place: (registers
         #: written, reads shared memory), by SASS instruction index.
         self.summarized = summarized or {}
+        #: Of those, the calls of ptxas's 64-bit division: the registers of its operands
+        #: and quotient (:class:`kernelcheck.sass.division64.DivU64`).
+        self.divisions = divisions or {}
         #: Why an emitted unmodelled instruction is unmodelled, by position in ``out``.
         self.why: dict[int, str] = {}
         self.cbank = param_cbank(sass)
@@ -477,7 +481,8 @@ def lift_kernel(function: Function, module: Module | None = None) -> LiftedFunct
     LiftedFunction
     """
     inlined = inline_subroutines(function)
-    lifted = Lifter(inlined.function, module, inlined.refused, inlined.summarized).lift()
+    lifted = Lifter(inlined.function, module, inlined.refused, inlined.summarized,
+                    inlined.divisions).lift()
     if inlined.function is function:
         return lifted
     table = inlined.origin

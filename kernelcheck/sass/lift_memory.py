@@ -43,11 +43,13 @@ from kernelcheck.ir.operands import uses as _uses
 from kernelcheck.sass.calls import ASSERT_FAIL, PRINTF, call_target
 from kernelcheck.sass.lift_state import is_predicate
 from kernelcheck.sass.lift_values import (
+    build64,
     opaque32,
     opaque_pred,
     pair64,
     src32,
     write32,
+    write64,
 )
 
 __all__ = ["MEMORY_RULES", "call", "opaque_instruction"]
@@ -368,9 +370,28 @@ def call(lifter, instr: Instruction) -> None:
         # register it writes gets a value the analysis does not model.
         # (A guarded call writes them under its guard: old value or opaque.)
         written, shared = summary
-        return _opaque_registers(lifter, written, shared)
+        division = lifter.divisions.get(instr.index)
+        if division is None or lifter.guard is not None:
+            return _opaque_registers(lifter, written, shared)
+        return _div_u64(lifter, division, written, shared)
     return lifter.unknown(lifter.refused.get(
         instr.index, f"call of {operand.name}: not a subroutine of this code"))
+
+
+def _div_u64(lifter, division, written, shared: bool) -> None:
+    """A call of ptxas's 64-bit division (:mod:`kernelcheck.sass.division64`): the
+    quotient registers get ``div.u64`` of the operands the call found, every other register
+    the subroutine writes an opaque value."""
+    operands = []
+    for lo, hi in (division.dividend, division.divisor):
+        value = lifter.tmp("b64")
+        lifter.emit("mov", ("b64",), (value, build64(lifter, Register(lo), Register(hi))),
+                    guard=False)
+        operands.append(value)
+    _opaque_registers(lifter, written, shared)
+    quotient = lifter.tmp("b64")
+    lifter.emit("div", ("u64",), (quotient, *operands), guard=False)
+    write64(lifter, *division.quotient, quotient)
 
 
 def _opaque_registers(lifter, names, memory: bool = False) -> None:
