@@ -1599,9 +1599,26 @@ def _loop_test(literal: Pred, key: int):
 
 
 def _iv_offset(x, ivs: dict, key: int):
-    """``(iv var, c)`` when the wrapped value ``x`` is ``iv + c`` with ``c`` loop-invariant."""
+    """``(iv var, c)`` when the wrapped value ``x`` is ``iv + c`` with ``c`` loop-invariant.
+
+    A 64-bit induction variable kept in two 32-bit loop registers (:func:`_word_pairs`)
+    counts as the pair ``Wrap(lo, 32, u) + 2**32 * Wrap(hi, 32, u)``: the pair's value is
+    congruent to the variable modulo ``2**64``, so a test of ``x`` wrapped to 64 bits is a
+    test of ``iv + c`` (the SASS lift's count-down of a 64-bit remainder count)."""
     inner = x.arg
     parts = inner.args if type(inner) is Add else (inner,)
+    if x.bits == 64:
+        for var in ivs:
+            if var.header != key or var.register.count(":") != 1:
+                continue
+            lo, hi = (LoopVar(key, name) for name in var.register.split(":"))
+            words = (wrap(lo, 32, False), mul(Const(1 << 32), wrap(hi, 32, False)))
+            if all(w in parts for w in words):
+                rest = list(parts)
+                for w in words:
+                    rest.remove(w)
+                parts = (var, *rest)
+                break
     for var in ivs:
         if var.header != key or var not in parts:
             continue
