@@ -43,6 +43,7 @@ from kernelcheck.analysis.terms import (
     Term,
     Wrap,
     add,
+    geometry_max,
     mul,
     neg,
     opaque_leaves,
@@ -254,6 +255,10 @@ def shift_right(a: Term, k: int) -> Term:
     inner = a.arg if type(a) is Wrap and a.bits >= 32 else a
     if type(inner) is Special and _SPECIAL_LIMIT.get(inner.name, 1 << 64) <= 1 << k:
         return Const(0)
+    top = geometry_max(inner)
+    if top is not None and top < 1 << k and (inner is a or top < 1 << (
+            a.bits - 1 if a.signed else a.bits)):
+        return Const(0)  # a sum or product of launch coordinates below 2**k
     high = _high_words(a, k)
     if high is not None:
         return high

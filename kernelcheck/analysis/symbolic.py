@@ -1470,6 +1470,10 @@ def _word_pairs(others, key: int):
             if contains(step, lambda t: type(t) is LoopVar and t.header == key):
                 continue
             if all(linear(v) == linear(add(pair, step)) for v in lo_latches):
+                if type(step) is Const:
+                    # Only the step modulo 2**64 matters (a decrement is an add of
+                    # 2**64 - 1 with carries): the signed representative counts down.
+                    step = wrap(step, 64, True)
                 syn = LoopVar(key, f"{lo.register}:{hi.register}")
                 init = substitute(pair, {lo: lo_init, hi: hi_init})
                 found.append((lo, hi, syn, init, step))
@@ -1617,6 +1621,8 @@ def _iv_offset(x, ivs: dict, key: int):
                 rest = list(parts)
                 for w in words:
                     rest.remove(w)
+                # A constant matters modulo 2**64 only (x is wrapped to 64 bits).
+                rest = [wrap(r, 64, True) if type(r) is Const else r for r in rest]
                 parts = (var, *rest)
                 break
     for var in ivs:

@@ -34,7 +34,7 @@ __all__ = [
     "BitAnd", "BitOr", "BitXor", "Bound", "Gate", "NotEq", "Pred", "Cmp", "PNot", "PAnd", "POr",
     "PConst", "POpaque", "THREAD_VARS",
     "DIMS", "add", "mul", "neg", "wrap", "const", "contains", "substitute", "is_launch_constant",
-    "render", "pred_not", "children", "forget_equalities", "rejoin_words",
+    "render", "pred_not", "children", "forget_equalities", "rejoin_words", "geometry_max",
 ]
 
 #: Special registers whose value differs between the threads of one launch, with the
@@ -457,7 +457,10 @@ def rejoin_words(term: Term) -> Term:
     ``Wrap(X, 32, unsigned) + 2**32 * Wrap(Shr(Wrap(X, 64, unsigned), 32), 32, unsigned)``
     is exactly ``Wrap(X, 64, unsigned)``: a value below ``2**64`` is its low word plus
     ``2**32`` times its high word. The SASS lift splits 64-bit values into 32-bit registers
-    and joins copies of the halves again; this keeps the joined value one term.
+    and joins copies of the halves again; this keeps the joined value one term. The same
+    holds of the halves of ``~X``, ``Wrap(-X - 1, 32, u)`` and ``Wrap(-Shr(Y, 32) - 1, 32,
+    u)`` with ``Y`` the value ``Wrap(X, 64, u)`` (the high word of ``2**64 - 1 - Y`` is
+    ``2**32 - 1 - (Y >> 32)``): together ``Wrap(-X - 1, 64, u)``.
 
     >>> v = Param("p", 0, 8)
     >>> render(rejoin_words(add(Wrap(v, 32, False),
@@ -481,11 +484,46 @@ def rejoin_words(term: Term) -> Term:
             if type(word) is Shr and word.k == 32 and wrap(word.a, 64, False) == whole:
                 rest = [a for k, a in enumerate(args) if k not in (i, j)]
                 return rejoin_words(add(whole, *rest))
+            # The halves of ~X: lo32(-X - 1) and ~hi32(X) = -hi32(X) - 1 (mod 2**32).
+            negated = add(word, Const(1))
+            if type(negated) is Mul and len(negated.args) == 2 and negated.args[0] == Const(
+                    -1) and type(negated.args[1]) is Shr and negated.args[1].k == 32:
+                x, y = mul(Const(-1), add(lo.arg, Const(1))), negated.args[1].a
+                if wrap(y, 64, False) == y == wrap(x, 64, False):
+                    rest = [a for k, a in enumerate(args) if k not in (i, j)]
+                    return rejoin_words(add(wrap(add(mul(Const(-1), x), Const(-1)), 64,
+                                                 False), *rest))
     return term
 
 
 def neg(term: Term) -> Term:
     return mul(Const(-1), term)
+
+
+#: Upper bounds of the launch coordinates, those the solver encodings assume
+#: (:mod:`kernelcheck.analysis.smt`): at most 1024 threads a block dimension, grid
+#: dimensions below ``2**31``.
+_GEOMETRY_MAX = {f"%{name}.{axis}": top for axis in "xyz" for name, top in (
+    ("tid", 1023), ("ntid", 1024), ("ctaid", (1 << 31) - 2), ("nctaid", (1 << 31) - 1))}
+
+
+def geometry_max(term: Term) -> int | None:
+    """An upper bound of ``term`` when it is a sum or product of launch coordinates and
+    non-negative constants (so at least 0); else ``None``."""
+    kind = type(term)
+    if kind is Special:
+        return _GEOMETRY_MAX.get(term.name)
+    if kind is Const:
+        return term.value if term.value >= 0 else None
+    if kind in (Add, Mul):
+        total = 0 if kind is Add else 1
+        for arg in term.args:
+            top = geometry_max(arg)
+            if top is None:
+                return None
+            total = total + top if kind is Add else total * top
+        return total
+    return None
 
 
 def wrap(term: Term, bits: int, signed: bool) -> Term:
@@ -517,6 +555,10 @@ def wrap(term: Term, bits: int, signed: bool) -> Term:
         return term
     if type(term) is Special and (bits >= 32 and not signed or bits > 32):
         return term  # special registers are 32-bit unsigned values (ISA §10)
+    if type(term) in (Add, Mul) and bits >= 32:
+        top = geometry_max(term)
+        if top is not None and top < 1 << (bits - 1 if signed else bits):
+            return term  # sums and products of launch coordinates: a few tens of bits
     if type(term) is Opaque and not signed and term.bits <= bits:
         return term
     if type(term) is Bound and type(term.arg) is Wrap and term.arg.bits <= bits and (

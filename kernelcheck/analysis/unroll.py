@@ -66,6 +66,8 @@ from kernelcheck.analysis.terms import (
     Special,
     Term,
     Wrap,
+    add,
+    mul,
 )
 
 __all__ = ["prove_entry", "prove_equal_under"]
@@ -104,7 +106,7 @@ class _PathEncoder(_Encoder):
             if fits is not None:
                 return self.enc(fits)
         if kind is Wrap:
-            inner = self.enc(t.arg)
+            inner = self.enc(_unwrapped(t.arg, t.bits))
             lo = -(1 << (t.bits - 1)) if t.signed else 0
             v, q = self._new("wrap"), self._new("q")
             self.facts.append(z3.And(v >= lo, v < lo + (1 << t.bits),
@@ -127,7 +129,10 @@ class _PathEncoder(_Encoder):
         if kind is Shr:
             return self.enc(t.a) / (1 << t.k)  # floor division by a power of two: exact
         if kind is BitAnd and type(t.b) is Const:
-            a, m = self.enc(t.a), t.b.value
+            m = t.b.value
+            # The low k bits of a value are those of anything congruent modulo 2**k.
+            a = self.enc(_unwrapped(t.a, m.bit_length()) if m >= 0 and m & (m + 1) == 0
+                         else t.a)
             v = self._new("and")
             if m >= 0 and m & (m + 1) == 0:
                 self.facts.append(v == a % (m + 1))
@@ -215,6 +220,8 @@ def _range(t, memo: dict) -> tuple[int, int] | None:
         inner = _range(t.arg, memo)
         out = inner if inner is not None and low <= inner[0] and (
             inner[1] < low + (1 << t.bits)) else (low, low + (1 << t.bits) - 1)
+    elif kind is BitAnd and type(t.b) is Const and t.b.value >= 0:
+        out = (0, t.b.value)  # two's complement: a & m has no bit m lacks
     elif kind is Shr:
         inner = _range(t.a, memo)
         out = None if inner is None else (inner[0] >> t.k, inner[1] >> t.k)
@@ -230,6 +237,20 @@ def _range(t, memo: dict) -> tuple[int, int] | None:
                     out = (min(corners), max(corners))
     memo[key] = (t, out)
     return out
+
+
+def _unwrapped(t: Term, bits: int) -> Term:
+    """``t`` with the wraps to ``bits`` or more bits inside its sums and products left
+    out: congruent to ``t`` modulo ``2**bits``, so ``Wrap(t, bits)`` is the same value.
+    (The SASS lift wraps each 32-bit half and each 64-bit pair it joins.)"""
+    kind = type(t)
+    if kind is Wrap and t.bits >= bits:
+        return _unwrapped(t.arg, bits)
+    if kind is Add:
+        return add(*(_unwrapped(a, bits) for a in t.args))
+    if kind is Mul:
+        return mul(*(_unwrapped(a, bits) for a in t.args))
+    return t
 
 
 def _fits(t) -> Term | None:
