@@ -135,6 +135,8 @@ def _shifted(cons: dict) -> dict:
     ``Wrap(Wrap(x + c, w, s) - c, w, s)`` equals ``Wrap(x, w, s)`` for every ``x`` (both
     sides are congruent modulo ``2**w`` and wrapped to the same range), so a fact about
     ``x + c`` bounds ``x`` exactly; the evaluator's WRAP checks the shifted range fits.
+    An unwrapped ``key = x + c`` (launch coordinates, whose wraps simplify away when they
+    fit: :func:`kernelcheck.analysis.terms.wrap`) bounds ``x = key - c`` as integers.
     """
     out: dict = {}
     for key in cons:
@@ -143,6 +145,10 @@ def _shifted(cons: dict) -> dict:
             base = wrap(add(*key.arg.args[:-1]), key.bits, key.signed)
             if base not in cons and base not in out:
                 out[base] = (key, c)
+        elif type(key) is Add and type(key.args[-1]) is Const:
+            base = add(*key.args[:-1])
+            if base not in cons and base not in out:
+                out[base] = (key, key.args[-1].value)
     return out
 
 
@@ -174,6 +180,8 @@ def apply_guards(address: Term, guard, cache: dict | None = None) -> Term:
         # ``t`` is ``wrap(x, key.bits, key.signed)``, which may have simplified to ``x``
         # itself (a special register that fits the width): the width is the key's.
         key, c = shifted[t]
+        if type(key) is not Wrap:
+            return add(_bounded(key, cons[key]), Const(-c))
         return Wrap(add(_bounded(key, cons[key]), Const(-c)), key.bits, key.signed)
 
     def go(t, ctx):
