@@ -238,8 +238,15 @@ def index_valued(term: Term, scaled: bool = False, base: Param | None = None) ->
     checks (module notes).
     """
     stack = [(term, scaled)]
+    # Each (node, scaled) once: the terms are graphs with shared sub-terms, and a walk of
+    # every path through an unrolled computation is exponential in its depth.
+    seen: set[tuple[int, bool]] = set()
     while stack:
         t, sc = stack.pop()
+        key = (id(t), sc)
+        if key in seen:
+            continue
+        seen.add(key)
         kind = type(t)
         if kind in (Const, Special, Iter, TripMax):
             continue  # launch constants, thread indices and iteration counts: integers
