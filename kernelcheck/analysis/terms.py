@@ -647,6 +647,31 @@ def _leaf_kinds(t) -> int:
         MEMORY_LEAF if t.memory else 0)
 
 
+def _or_fold(term, memo: dict, own) -> int:
+    """``own(t)`` or-ed over every node ``t`` of ``term`` (a term or predicate), each node
+    computed once: ``memo`` maps ``id(node)`` to ``(node, bits)`` (the node kept so its id
+    stays its own) and is filled in, so later calls walk only nodes not seen before."""
+    hit = memo.get(id(term))
+    if hit is not None and hit[0] is term:
+        return hit[1]
+    stack = [(term, False)]
+    while stack:
+        t, ready = stack.pop()
+        hit = memo.get(id(t))
+        if hit is not None and hit[0] is t:
+            continue
+        kids = _children(t)
+        if not ready:
+            stack.append((t, True))
+            stack.extend((child, False) for child in kids)
+            continue
+        bits = own(t)
+        for child in kids:
+            bits |= memo[id(child)][1]
+        memo[id(t)] = (t, bits)
+    return memo[id(term)][1]
+
+
 def forget_leaves() -> None:
     """Drop the remembered leaf kinds of :func:`opaque_leaves` (they hold their terms)."""
     _LEAVES.clear()
@@ -662,29 +687,7 @@ def opaque_leaves(term) -> int:
     asked about at every join and loop, and a walk each time costs more than the rest of
     their analysis.
     """
-    leaves = _LEAVES
-    hit = leaves.get(id(term))
-    if hit is not None and hit[0] is term:
-        return hit[1]
-    stack = [(term, False)]
-    while stack:
-        t, ready = stack.pop()
-        hit = leaves.get(id(t))
-        if hit is not None and hit[0] is t:
-            continue
-        kids = _children(t)
-        if not ready:
-            stack.append((t, True))
-            for child in kids:
-                got = leaves.get(id(child))
-                if got is None or got[0] is not child:
-                    stack.append((child, False))
-            continue
-        kinds = _leaf_kinds(t)
-        for child in kids:
-            kinds |= leaves[id(child)][1]
-        leaves[id(t)] = (t, kinds)
-    return leaves[id(term)][1]
+    return _or_fold(term, _LEAVES, _leaf_kinds)
 
 
 class Occurrences:
@@ -705,23 +708,8 @@ class Occurrences:
 
     def within(self, term) -> list:
         """The targets that occur in ``term`` (itself included), in the order given."""
-        masks, index = self._masks, self._index
-        stack = [(term, False)]
-        while stack:
-            t, ready = stack.pop()
-            hit = masks.get(id(t))
-            if hit is not None and hit[0] is t:
-                continue
-            kids = _children(t)
-            if not ready:
-                stack.append((t, True))
-                stack.extend((child, False) for child in kids)
-                continue
-            mask = index.get(t, 0)
-            for child in kids:
-                mask |= masks[id(child)][1]
-            masks[id(t)] = (t, mask)
-        mask = masks[id(term)][1]
+        index = self._index
+        mask = _or_fold(term, self._masks, lambda t: index.get(t, 0))
         return [t for t, bit in self._index.items() if mask & bit]
 
 
