@@ -10,7 +10,13 @@ asks for (a model's PTX is hundreds of thousands of lines):
   ignored text costs no extra iteration;
 * no line counting while lexing: a token carries its offset, and line and column are
   computed from a table of newline offsets only when something asks for them;
-* the action table flattened into tuples, looked up once per token.
+* the action table flattened into tuples, looked up once per token;
+* *fused rules*: for a rule named by the caller whose expansions are runs of terminals (PTX's
+  instruction statement, ``@%p bra $L;``), one regular expression lexes the whole run, the
+  rule's callback is called at once, and the reductions that follow it without looking at
+  the next token (the statement list growing by one) are done before the next token is read.
+  The stack, the values and every error are the same as when the run is lexed token by token
+  (see :meth:`LalrDriver._fusion` for the conditions checked on the tables).
 
 The grammar stays the single source of truth: the driver has no knowledge of PTX.
 """
@@ -95,11 +101,57 @@ class _Lines:
         return offset - start + 1
 
 
+class _RunPositions:
+    """Where the parts of the fused run being reduced stand: ``position(i)`` is the
+    1-based (line, column) of part ``i``."""
+
+    __slots__ = ("_lines", "match", "names")
+
+    def __init__(self, lines: _Lines) -> None:
+        self._lines = lines
+        self.match: re.Match | None = None
+        self.names: tuple[str, ...] = ()
+
+    def position(self, part: int) -> tuple[int, int]:
+        return self._lines.position(self.match.start(self.names[part]))
+
+
 @dataclass(frozen=True, slots=True)
 class _Reduce:
     size: int
     callback: Callable
     origin: str
+
+
+@dataclass(frozen=True, slots=True)
+class _FusedRun:
+    """One expansion of a fused rule, as the tables run it from one state."""
+
+    goto: int  # the state after the rule's nonterminal is shifted
+    last: int  # the state after its last terminal: the one that would see the next token
+    first: str  # the group of its first terminal
+
+
+@dataclass(frozen=True, slots=True)
+class _Fusion:
+    """A state's fused rule: one pattern for all its terminal-only expansions."""
+
+    pattern: re.Pattern
+    groups: tuple[tuple[str, str, bool], ...]  # (group, terminal, pushed as a plain string)
+    runs: dict[tuple[bool, ...], _FusedRun]  # by which groups took part in the match
+    names: tuple[str, ...]  # the groups' names (at least two)
+    callback: Callable  # takes the groups' texts (None where absent) and their positions
+
+
+def _subsequence(short: tuple[str, ...], long: tuple[str, ...]) -> tuple[bool, ...] | None:
+    """Which items of ``long`` make up ``short`` (taken in order), or ``None``."""
+    present = []
+    index = 0
+    for item in long:
+        taken = index < len(short) and short[index] == item
+        present.append(taken)
+        index += taken
+    return tuple(present) if index == len(short) else None
 
 
 class LalrDriver:
@@ -115,9 +167,19 @@ class LalrDriver:
         included as plain strings, ``*`` repetitions as whatever the repetition rule's own
         callback built). For the hottest rules, where lark's child filtering and its trees
         for repetitions are measurable.
+    fused_rules : dict, optional
+        Rule name -> callback, for rules whose terminal-only expansions are lexed with one
+        pattern where the tables allow it. The expansions must be subsequences of the
+        longest one; the callback takes the text of each terminal of that expansion
+        (``None`` where the statement lacks it) and a function giving the 1-based (line,
+        column) of the terminal at an index, and returns what the rule's callback would.
+        Each terminal must be lexed the same way whatever else the state accepts (the
+        highest-priority terminal that can match there, as PTX's ``GUARD``, ``OPCODE`` and
+        ``OPERANDS`` are); tests/ptx/test_fused_statements.py checks it.
     """
 
-    def __init__(self, lark: Lark, raw_callbacks: dict[str, Callable] | None = None) -> None:
+    def __init__(self, lark: Lark, raw_callbacks: dict[str, Callable] | None = None,
+                 fused_rules: dict[str, Callable] | None = None) -> None:
         frontend = lark.parser
         parser = frontend.parser.parser
         table = parser.parse_table
@@ -156,6 +218,25 @@ class LalrDriver:
         self._filtered = {s.name for s in symbols if s.filter_out} - kept
         self._scanners: dict[int, re.Pattern] = {}
         self._by_accepts: dict[frozenset, re.Pattern] = {}
+        self._regexps = dict(self._terminals)
+        self._fused_expansions = {
+            name: [tuple(str(s.name) for s in rule.expansion) for rule in lark.rules
+                   if str(rule.origin.name) == name
+                   and all(s.is_term for s in rule.expansion)]
+            for name in fused_rules or ()
+        }
+        self._fused_callbacks = dict(fused_rules or {})
+        self._fusions: dict[int, _Fusion | None] = {}
+        self._fused_first = {expansion[0] for expansions in self._fused_expansions.values()
+                             for expansion in expansions if expansion}
+        # States whose every action reduces by one rule: reduced without the next token.
+        self._defaults: dict[int, _Reduce] = {}
+        for state, actions in self._actions.items():
+            reduces = {(a.size, a.callback, a.origin) for shift, a in actions.values()
+                       if not shift}
+            if len(reduces) == 1 and all(not shift for shift, _ in actions.values()):
+                self._defaults[state] = next(a for _, a in actions.values())
+        self._same_accepts: dict[tuple[int, int], bool] = {}
 
     def _scanner(self, state: int) -> re.Pattern:
         accepts = frozenset(s for s in self._actions[state] if s.isupper() and s != "$END")
@@ -172,8 +253,11 @@ class LalrDriver:
     def parse(self, text: str):
         """Parse ``text`` and return the value the start rule's callback built."""
         lines = _Lines(text)
+        where = _RunPositions(lines)
         actions = self._actions
         scanners = self._scanners
+        fusions = self._fusions
+        fused_first = self._fused_first
         states = [self._start_state]
         values: list = []
         pos = 0
@@ -181,8 +265,22 @@ class LalrDriver:
         skip = re.compile(_SKIP_PIECES)  # stops before an unterminated comment
         end_state = self._end_state
         filtered = self._filtered
+        # After a fused run: the state that would have lexed the next token had the run been
+        # lexed token by token, when its accepted terminals differ from the current state's.
+        lex_state = None
         while True:
             state = states[-1]
+            if lex_state is None:
+                fusion = fusions.get(state, False)
+                if fusion is False:
+                    fusion = self._fusion(state)
+                if fusion is not None:
+                    fused = self._run_fused(fusion, text, pos, None, states, values, where)
+                    if fused is not None:
+                        pos, lex_state = fused
+                        continue
+            else:
+                state = lex_state
             scanner = scanners.get(state) or self._scanner(state)
             match = scanner.match(text, pos)
             if match is None:
@@ -200,6 +298,14 @@ class LalrDriver:
                     token = match.group(kind)
                 else:
                     token = LazyToken(kind, match.group(kind), start, lines)
+            if lex_state is not None:
+                # Token by token, that state would have reduced on any token it accepts (to
+                # where the stack is now) and failed on any other.
+                lex_state = None
+                if kind not in actions[state]:
+                    offset = end if token is None else start
+                    raise DriverSyntaxError(offset, token, self.expected(state))
+                state = states[-1]
             # Reduce as long as the table says so, then shift (or accept at the end).
             while True:
                 action = actions[state].get(kind)
@@ -213,6 +319,17 @@ class LalrDriver:
                     raise DriverSyntaxError(offset, token, self.expected(state))
                 shift, arg = action
                 if shift:
+                    if kind in fused_first:
+                        # The token starts a statement a fused rule may take whole.
+                        fusion = fusions.get(state, False)
+                        if fusion is False:
+                            fusion = self._fusion(state)
+                        if fusion is not None:
+                            fused = self._run_fused(fusion, text, start, pos, states, values,
+                                                    where)
+                            if fused is not None:
+                                pos, lex_state = fused
+                                break
                     states.append(arg)
                     values.append(token)
                     break
@@ -231,6 +348,114 @@ class LalrDriver:
                 states.append(goto)
                 values.append(value)
                 state = goto
+
+    def _run_fused(self, fusion: _Fusion, text: str, at: int, first_end: int | None,
+                   states: list, values: list,
+                   where: _RunPositions) -> tuple[int, int | None] | None:
+        """Lex, reduce and push one fused run at ``at``; ``None`` when none matches there.
+
+        ``first_end`` is where the token already lexed at ``at`` ends, if any: the run must
+        begin with that same token. Returns the offset after the run and the state to lex
+        the next token with (``None``: the state on top of the stack).
+        """
+        match = fusion.pattern.match(text, at)
+        if match is None:
+            return None
+        taken = match.group(*fusion.names)
+        run = fusion.runs.get(tuple(map(bool, taken)))  # a terminal never matches ""
+        if run is None:
+            return None
+        if first_end is not None and match.end(run.first) != first_end:
+            return None
+        actions = self._actions
+        defaults = self._defaults
+        where.match = match
+        where.names = fusion.names
+        values.append(fusion.callback(taken, where.position))
+        states.append(run.goto)
+        # The reductions that need no lookahead (a statement list growing by one).
+        reduce = defaults.get(run.goto)
+        while reduce is not None:
+            size = reduce.size
+            children = values[-size:]
+            del states[-size:]
+            del values[-size:]
+            value = reduce.callback(children)
+            goto = actions[states[-1]][reduce.origin][1]
+            states.append(goto)
+            values.append(value)
+            reduce = defaults.get(goto)
+        key = (run.last, states[-1])
+        same = self._same_accepts.get(key)
+        if same is None:
+            same = self._same_accepts[key] = self.expected(run.last) == self.expected(key[1])
+        return match.end(), (None if same else run.last)
+
+    def _fusion(self, state: int) -> _Fusion | None:
+        """The fused rule that can start in ``state``, or ``None``.
+
+        An expansion is fused in a state when, token by token, each of its terminals is
+        shifted there in turn (no reduction in between) and the state after the last one
+        reduces by that expansion whatever the next token is. Then lexing the run at once
+        and reducing before the next token is read builds the same stack. The next token is
+        then lexed as the state after the last terminal would lex it (see :meth:`parse`).
+
+        The expansions of a rule must be subsequences of its longest one (optional
+        terminals, ``GUARD? OPCODE OPERANDS? ";"``): the pattern is that expansion with the
+        terminals some expansion lacks made optional, so it is tried once.
+        """
+        actions = self._actions[state]
+        fusion = None
+        for rule, expansions in self._fused_expansions.items():
+            goto = actions.get(rule)
+            if goto is None or not goto[0] or not expansions:
+                continue
+            longest = max(expansions, key=len)
+            runs: dict[tuple[bool, ...], _FusedRun] = {}
+            for expansion in expansions:
+                present = _subsequence(expansion, longest)
+                if present is None:
+                    break
+                run = self._fused_run(state, rule, expansion, goto[1],
+                                      f"f{present.index(True)}")
+                if run is not None:
+                    runs[present] = run
+            else:
+                if not runs:
+                    continue
+                optional = [not all(key[i] for key in runs) for i in range(len(longest))]
+                pieces = []
+                for index, terminal in enumerate(longest):
+                    # Each terminal as the lexer takes it: its first match, never shortened to
+                    # let the rest match (a lookahead is atomic; the backreference consumes).
+                    piece = (f"{_SKIP}(?=(?P<f{index}>{self._regexps[terminal]}))"
+                             f"(?P=f{index})")
+                    pieces.append(f"(?:{piece})?" if optional[index] else piece)
+                groups = tuple((f"f{index}", terminal, terminal in self._filtered)
+                               for index, terminal in enumerate(longest))
+                fusion = _Fusion(re.compile("".join(pieces)), groups, runs,
+                                 tuple(group for group, _, _ in groups),
+                                 self._fused_callbacks[rule])
+                break
+        self._fusions[state] = fusion
+        return fusion
+
+    def _fused_run(self, state: int, rule: str, expansion: tuple[str, ...], goto: int,
+                   first: str) -> _FusedRun | None:
+        current = state
+        for terminal in expansion:
+            step = self._actions[current].get(terminal)
+            if step is None or not step[0]:
+                return None
+            current = step[1]
+        last = self._actions[current]
+        if any(shift for shift, _ in last.values()):
+            return None
+        reduces = {(a.size, a.callback, a.origin) for _, a in last.values()}
+        reduce = next(a for _, a in last.values())
+        if len(reduces) != 1 or reduce.origin != rule or reduce.size != len(expansion):
+            return None
+        return _FusedRun(goto, current, first)
 
     def expected(self, state: int) -> tuple[str, ...]:
         """The terminal names acceptable in ``state``."""

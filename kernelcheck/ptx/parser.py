@@ -31,7 +31,7 @@ from kernelcheck.ptx.lalr_driver import DriverSyntaxError, LalrDriver
 from kernelcheck.ptx.located import LocatedError
 from kernelcheck.ptx.transformer import PtxTransformer
 
-__all__ = ["parse_ptx", "parse_ptx_file", "grammar_path"]
+__all__ = ["parse_ptx", "parse_ptx_file", "grammar_path", "raw_callbacks", "fused_rules"]
 
 _state = threading.local()
 
@@ -86,29 +86,41 @@ def _parser() -> tuple[Lark, PtxTransformer, LalrDriver]:
         transformer.set_operand_terminals(
             {t.name: t.pattern.to_regexp() for t in lark.terminals}
         )
-        # The repetitions of statements in a body or block and of operands in an
-        # instruction accumulate into one list (no lark tree per item); the rules that read
-        # them take it unfiltered.
-        raw = {"instruction": transformer.instruction, "body": transformer.body_raw,
-               "scope": transformer.scope_raw, "vector_operand": transformer.vector_raw,
-               "bracket_list": transformer.bracket_raw, "paren_list": transformer.paren_raw}
-        # Rules of one token: lark's child filter has nothing to remove.
-        for name in ("register", "symbol", "element", "expression_operand", "address",
-                     "int_immediate", "hex_float_immediate", "decimal_float_immediate",
-                     "label"):
-            raw[name] = getattr(transformer, name)
-        for rule in lark.rules:
-            name = str(rule.origin.name)
-            if name.startswith(("__function_end_star_", "__scope_star_",
-                                "__instruction_star_", "__operand_star_")):
-                raw[name] = transformer.repeat
-        driver = LalrDriver(lark, raw_callbacks=raw)
+        driver = LalrDriver(lark, raw_callbacks=raw_callbacks(lark, transformer),
+                            fused_rules=fused_rules(transformer))
         pair = (lark, transformer, driver)
         for terminal in lark.terminals:
             if type(terminal.pattern).__name__ == "PatternStr":
                 _literals[terminal.name] = repr(terminal.pattern.value)
         _state.pair = pair
     return pair
+
+
+def raw_callbacks(lark: Lark, transformer: PtxTransformer) -> dict:
+    """The rules the table driver calls with their children unfiltered."""
+    # The repetitions of statements in a body or block and of operands in an instruction
+    # accumulate into one list (no lark tree per item); the rules that read them take it
+    # unfiltered.
+    raw = {"instruction": transformer.instruction, "body": transformer.body_raw,
+           "scope": transformer.scope_raw, "vector_operand": transformer.vector_raw,
+           "bracket_list": transformer.bracket_raw, "paren_list": transformer.paren_raw,
+           "loc": transformer.loc_raw}
+    # Rules of one token: lark's child filter has nothing to remove.
+    for name in ("register", "symbol", "element", "expression_operand", "address",
+                 "int_immediate", "hex_float_immediate", "decimal_float_immediate", "label"):
+        raw[name] = getattr(transformer, name)
+    for rule in lark.rules:
+        name = str(rule.origin.name)
+        if name.startswith(("__function_end_star_", "__scope_star_", "__instruction_star_",
+                            "__operand_star_", "__loc_star_")):
+            raw[name] = transformer.repeat
+    return raw
+
+
+def fused_rules(transformer: PtxTransformer) -> dict:
+    """The rules the table driver lexes whole: an instruction statement with at most one
+    run of simple operands (most of them), ``@%p1 bra $L;``."""
+    return {"instruction": transformer.instruction_run}
 
 
 def parse_ptx(text: str | bytes, filename: str | None = None, *, engine: str = "fast") -> Module:

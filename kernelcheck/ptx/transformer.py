@@ -566,6 +566,10 @@ class PtxTransformer(Transformer):
             self._loc = loc
         return None
 
+    def loc_raw(self, c: list) -> None:
+        """:meth:`loc` for the table driver: the attributes come as one :class:`_Repeat`."""
+        return self.loc(c if len(c) == 1 else [c[0], *c[1]])
+
     def loc_function_name(self, c: list) -> _Tagged:
         name = str(c[0]) if len(c) == 1 else f"{c[0]}+{parse_int(c[1])}"
         return _tag("function_name", name)
@@ -636,6 +640,40 @@ class PtxTransformer(Transformer):
         return Instruction(
             split[0], split[1], tuple(operands), guard, self._loc, index, split[2], pos
         )
+
+    def instruction_run(self, texts: tuple, position) -> Instruction:
+        """:meth:`instruction` for a statement the table driver lexed whole.
+
+        ``texts`` holds the text of the GUARD, OPCODE and OPERANDS terminals (``None`` where
+        the statement has none) and the ``;``: ``@%p1 bra $L;``, ``ret;``; ``position(i)``
+        is where the ``i``-th of them stands.
+        """
+        guard_text, opcode, operand_run, _ = texts
+        guard = None
+        if guard_text is not None:
+            guard = self._guards.get(guard_text)
+            if guard is None:
+                guard = Guard(guard_text[2:], True) if guard_text[1] == "!" else Guard(
+                    guard_text[1:], False)
+                self._guards[guard_text] = guard
+            self._used_regs.add(guard.register)
+        operands = ()
+        if operand_run is not None:
+            entry = self._runs.get(operand_run) or self._split_run(operand_run)
+            operands = entry[0]
+            if entry[1]:
+                self._used_regs.update(entry[1])
+            if entry[2]:
+                self._used_syms.update(entry[2])
+        split = self._opcodes.get(opcode)
+        if split is None:
+            pieces = opcode.split(".")
+            split = (pieces[0], tuple(pieces[1:]), pieces[0] in KNOWN_OPCODES)
+            self._opcodes[opcode] = split
+        index = self._counter
+        self._counter = index + 1
+        return Instruction(split[0], split[1], operands, guard, self._loc, index, split[2],
+                           SourcePos(*position(1)))
 
     # ------------------------------------------------------------ operands
 

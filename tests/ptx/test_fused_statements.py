@@ -1,0 +1,127 @@
+"""Instruction statements lexed whole by the table driver give what token-by-token gives.
+
+The driver lexes ``@%p1 bra $L;`` with one pattern and reduces it at once (fused rules, see
+kernelcheck/ptx/lalr_driver.py). That must change nothing: the same module on valid text, and
+the same error, at the same offset with the same expected tokens, on broken text. Both are
+checked against a driver built from the same tables without fused rules, over every fixture
+and over mutated copies of them (truncated, a character deleted, one inserted).
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from kernelcheck.ptx import parser as ptx_parser
+from kernelcheck.ptx.lalr_driver import LalrDriver
+from tests.conftest import fixture_ptx_files
+
+# Characters an edit inserts: punctuation the grammar gives meaning to, and some that start
+# or end tokens.
+_INSERTS = list(";,{}[]()@%!|.:+-<>$_ \t\nx0") + ["//", "/*", "*/", "ret;", "@%p1 "]
+
+
+@pytest.fixture(scope="module")
+def drivers():
+    lark, transformer, fused = ptx_parser._parser()
+    plain = LalrDriver(lark, raw_callbacks=ptx_parser.raw_callbacks(lark, transformer))
+    return transformer, fused, plain
+
+
+def _outcome(transformer, driver: LalrDriver, text: str):
+    transformer.reset(None, text)
+    try:
+        return ("parsed", driver.parse(text))
+    except Exception as error:  # noqa: BLE001 - the outcome is compared, whatever it is
+        return ("failed", type(error).__name__, str(error))
+    finally:
+        transformer.reset(None)
+
+
+def _fused_count(driver: LalrDriver, transformer, text: str) -> int:
+    calls = 0
+    original = LalrDriver._run_fused
+
+    def counting(self, *args):
+        nonlocal calls
+        result = original(self, *args)
+        calls += result is not None
+        return result
+
+    LalrDriver._run_fused = counting
+    try:
+        _outcome(transformer, driver, text)
+    finally:
+        LalrDriver._run_fused = original
+    return calls
+
+
+@pytest.mark.parametrize("path", fixture_ptx_files(), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_fused_driver_builds_the_same_module(drivers, path):
+    transformer, fused, plain = drivers
+    text = path.read_text()
+    assert _outcome(transformer, fused, text) == _outcome(transformer, plain, text)
+
+
+def test_most_instructions_of_the_corpus_are_lexed_whole(drivers):
+    transformer, fused, _ = drivers
+    instructions = taken = 0
+    for path in fixture_ptx_files():
+        text = path.read_text()
+        module = ptx_parser.parse_ptx(text)
+        instructions += sum(len(f.instructions) for f in module.functions)
+        taken += _fused_count(fused, transformer, text)
+    assert taken > 0.9 * instructions, (taken, instructions)
+
+
+def _mutations(text: str, rng: random.Random, count: int):
+    for _ in range(count):
+        offset = rng.randrange(len(text))
+        edit = rng.randrange(3)
+        if edit == 0:
+            yield text[:offset]
+        elif edit == 1:
+            yield text[:offset] + text[offset + 1:]
+        else:
+            yield text[:offset] + rng.choice(_INSERTS) + text[offset:]
+
+
+def test_broken_text_fails_the_same_way(drivers):
+    transformer, fused, plain = drivers
+    rng = random.Random(16)
+    paths = fixture_ptx_files()
+    failures = compared = 0
+    for path in rng.sample(paths, min(40, len(paths))):
+        text = path.read_text()
+        for mutated in _mutations(text, rng, 25):
+            expected = _outcome(transformer, plain, mutated)
+            assert _outcome(transformer, fused, mutated) == expected, (path.name, mutated[-200:])
+            compared += 1
+            failures += expected[0] == "failed"
+    assert compared == 1000
+    assert failures > 200  # the edits do break text; most of the rest are in comments
+
+
+@pytest.mark.parametrize("statement", [
+    "mov.u32 %r1, %r2;",
+    "@%p1 bra $L__BB0_1;",
+    "@!%p1 ret;",
+    "ret;",
+    "setp.ne.s32 %p1|%p2, %r1, %r2;",  # an operand the run cannot take: token by token
+    "add.s32 %r1, %r2, -1;",
+    "ld.global.v2.u32 {%r1, %r2}, [%rd1];",
+    "mov.u32 %r1, %r2 /* , %r3; */ ;",
+    "mov.u32 %r1, %r2 // ;\n;",
+    "abc.d1, %r1;",  # not an instruction: the run must not re-split the opcode
+    "mov.u32 %r1 %r2;",
+    "mov.u32 %r1, %r2",
+    "@%p1;",
+    "@ %p1 bra $L__BB0_1;",
+])
+def test_statements_fused_or_not_agree(drivers, statement):
+    transformer, fused, plain = drivers
+    text = (".version 8.0\n.target sm_90\n.address_size 64\n"
+            ".visible .entry k()\n{\n.reg .b32 %r<4>;\n.reg .b64 %rd<4>;\n.reg .pred %p<4>;\n"
+            f"$L__BB0_1:\n{statement}\n{statement}\nret;\n}}\n")
+    assert _outcome(transformer, fused, text) == _outcome(transformer, plain, text)
