@@ -446,6 +446,12 @@ class PtxTransformer(Transformer):
 
 
     def register_range(self, c: list) -> _Tagged:
+        if len(c) == 1:
+            # One REGISTER_RANGE token, `%r<100>`.
+            token = c[0]
+            name, _, count = str(token).partition("<")
+            return _tag("declarator", (name.rstrip(), (), None, int(count.strip(" \t>")),
+                                       _source_pos(token)))
         return _tag("declarator", (str(c[0]), (), None, parse_int(c[1]), _source_pos(c[0])))
 
     def array_dims(self, c: list) -> _Tagged:
