@@ -108,6 +108,24 @@ def test_register_ranges_expand():
     assert types["%rd1"] == "b64" and types["%p1"] == "pred" and types["%f1"] == "f32"
 
 
+@pytest.mark.parametrize("declaration, names", [
+    (".reg .b32 %r<3>;", ["%r0", "%r1", "%r2"]),
+    (".reg .b32 %r <2 >;", ["%r0", "%r1"]),
+    (".reg .b32 %r<0x2>;", ["%r0", "%r1"]),
+    (".reg .b32 %r</* two */2>;", ["%r0", "%r1"]),
+    (".reg .b32 %r\n<2>;", ["%r0", "%r1"]),
+    (".reg .pred p<2>, %x;", ["p0", "p1", "%x"]),
+])
+def test_register_range_spellings(declaration, names):
+    """`%r<N>` is one token in nvcc's spelling; any other spelling the ISA allows still
+    declares the same registers, on both engines."""
+    text = (".version 9.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"
+            f"{declaration}\nret;\n}}\n")
+    fast, reference = parse_ptx(text), parse_ptx(text, engine="lark")
+    assert fast == reference
+    assert list(fast.kernels[0].register_types) == names
+
+
 def test_predicate_pair_with_a_sink():
     from kernelcheck.ir.nodes import PredicatePair, Sink
 
