@@ -11,12 +11,13 @@ asks for (a model's PTX is hundreds of thousands of lines):
 * no line counting while lexing: a token carries its offset, and line and column are
   computed from a table of newline offsets only when something asks for them;
 * the action table flattened into tuples, looked up once per token;
-* *fused rules*: for a rule named by the caller whose expansions are runs of terminals (PTX's
-  instruction statement, ``@%p bra $L;``), one regular expression lexes the whole run, the
-  rule's callback is called at once, and the reductions that follow it without looking at
-  the next token (the statement list growing by one) are done before the next token is read.
-  The stack, the values and every error are the same as when the run is lexed token by token
-  (see :meth:`LalrDriver._fusion` for the conditions checked on the tables).
+* *fused rules*: for rules named by the caller whose expansions are runs of terminals (PTX's
+  instruction statement ``@%p bra $L;``, a label, a ``.loc``), one regular expression lexes
+  the whole run, the rule's callback is called at once, and the reductions that follow it
+  without looking at the next token (the statement list growing by one) are done before the
+  next token is read. The stack, the values and every error are the same as when the run is
+  lexed token by token (see :meth:`LalrDriver._fusion` for the conditions checked on the
+  tables).
 
 The grammar stays the single source of truth: the driver has no knowledge of PTX.
 """
@@ -130,17 +131,26 @@ class _FusedRun:
     goto: int  # the state after the rule's nonterminal is shifted
     last: int  # the state after its last terminal: the one that would see the next token
     first: str  # the group of its first terminal
+    # Terminals the state after the last one shifts instead of reducing: the pattern makes
+    # sure none of them comes next.
+    excluded: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class _FusedRule:
+    """One fused rule in one state: its groups in the pattern and its expansions there."""
+
+    names: tuple[str, ...]  # the groups of the terminals of the longest expansion
+    runs: dict[tuple[bool, ...], _FusedRun]  # by which groups took part in the match
+    callback: Callable  # takes the groups' texts (None where absent) and their positions
 
 
 @dataclass(frozen=True, slots=True)
 class _Fusion:
-    """A state's fused rule: one pattern for all its terminal-only expansions."""
+    """A state's fused rules: one pattern, an alternative per rule."""
 
     pattern: re.Pattern
-    groups: tuple[tuple[str, str, bool], ...]  # (group, terminal, pushed as a plain string)
-    runs: dict[tuple[bool, ...], _FusedRun]  # by which groups took part in the match
-    names: tuple[str, ...]  # the groups' names (at least two)
-    callback: Callable  # takes the groups' texts (None where absent) and their positions
+    rules: dict[str, _FusedRule]  # by the name of the empty group that ends its alternative
 
 
 def _subsequence(short: tuple[str, ...], long: tuple[str, ...]) -> tuple[bool, ...] | None:
@@ -229,6 +239,7 @@ class LalrDriver:
         self._fusions: dict[int, _Fusion | None] = {}
         self._fused_first = {expansion[0] for expansions in self._fused_expansions.values()
                              for expansion in expansions if expansion}
+        self._order = {name: index for index, (name, _) in enumerate(self._terminals)}
         # States whose every action reduces by one rule: reduced without the next token.
         self._defaults: dict[int, _Reduce] = {}
         for state, actions in self._actions.items():
@@ -236,7 +247,7 @@ class LalrDriver:
                        if not shift}
             if len(reduces) == 1 and all(not shift for shift, _ in actions.values()):
                 self._defaults[state] = next(a for _, a in actions.values())
-        self._same_accepts: dict[tuple[int, int], bool] = {}
+        self._landings: dict[tuple[int, _FusedRun], tuple[int | None, int | None]] = {}
 
     def _scanner(self, state: int) -> re.Pattern:
         accepts = frozenset(s for s in self._actions[state] if s.isupper() and s != "$END")
@@ -265,9 +276,13 @@ class LalrDriver:
         skip = re.compile(_SKIP_PIECES)  # stops before an unterminated comment
         end_state = self._end_state
         filtered = self._filtered
-        # After a fused run: the state that would have lexed the next token had the run been
-        # lexed token by token, when its accepted terminals differ from the current state's.
+        # After a fused run, token by token would have lexed the next token in the state
+        # after the run's last terminal, not in the state on top of the stack now. Where the
+        # two lex differently, `lex_state` is that state; where they differ only in the
+        # terminals the run's pattern ruled out, `report_state` is it, for the expected
+        # tokens of an error at the next token.
         lex_state = None
+        report_state = None
         while True:
             state = states[-1]
             if lex_state is None:
@@ -277,7 +292,7 @@ class LalrDriver:
                 if fusion is not None:
                     fused = self._run_fused(fusion, text, pos, None, states, values, where)
                     if fused is not None:
-                        pos, lex_state = fused
+                        pos, lex_state, report_state = fused
                         continue
             else:
                 state = lex_state
@@ -289,7 +304,8 @@ class LalrDriver:
                     token = None
                     kind = "$END"
                 else:
-                    raise DriverSyntaxError(after, text[after], self.expected(state))
+                    raise DriverSyntaxError(after, text[after],
+                                            self.expected(report_state or state))
             else:
                 kind = match.lastgroup
                 start = match.start(kind)
@@ -316,7 +332,9 @@ class LalrDriver:
                         offset = token.start_pos
                     else:
                         offset = start
-                    raise DriverSyntaxError(offset, token, self.expected(state))
+                    raise DriverSyntaxError(offset, token,
+                                            self.expected(report_state or state))
+                report_state = None
                 shift, arg = action
                 if shift:
                     if kind in fused_first:
@@ -328,7 +346,7 @@ class LalrDriver:
                             fused = self._run_fused(fusion, text, start, pos, states, values,
                                                     where)
                             if fused is not None:
-                                pos, lex_state = fused
+                                pos, lex_state, report_state = fused
                                 break
                     states.append(arg)
                     values.append(token)
@@ -351,18 +369,21 @@ class LalrDriver:
 
     def _run_fused(self, fusion: _Fusion, text: str, at: int, first_end: int | None,
                    states: list, values: list,
-                   where: _RunPositions) -> tuple[int, int | None] | None:
+                   where: _RunPositions) -> tuple[int, int | None, int | None] | None:
         """Lex, reduce and push one fused run at ``at``; ``None`` when none matches there.
 
         ``first_end`` is where the token already lexed at ``at`` ends, if any: the run must
-        begin with that same token. Returns the offset after the run and the state to lex
-        the next token with (``None``: the state on top of the stack).
+        begin with that same token. Returns the offset after the run, the state to lex the
+        next token with (``None``: the one on top of the stack) and the state whose expected
+        tokens an error at the next token names (``None``: the one it happens in).
         """
         match = fusion.pattern.match(text, at)
         if match is None:
             return None
-        taken = match.group(*fusion.names)
-        run = fusion.runs.get(tuple(map(bool, taken)))  # a terminal never matches ""
+        rule = fusion.rules[match.lastgroup]
+        names = rule.names
+        taken = match.group(*names) if len(names) > 1 else (match.group(names[0]),)
+        run = rule.runs.get(tuple(map(bool, taken)))  # a terminal never matches ""
         if run is None:
             return None
         if first_end is not None and match.end(run.first) != first_end:
@@ -370,8 +391,8 @@ class LalrDriver:
         actions = self._actions
         defaults = self._defaults
         where.match = match
-        where.names = fusion.names
-        values.append(fusion.callback(taken, where.position))
+        where.names = rule.names
+        values.append(rule.callback(taken, where.position))
         states.append(run.goto)
         # The reductions that need no lookahead (a statement list growing by one).
         reduce = defaults.get(run.goto)
@@ -385,58 +406,83 @@ class LalrDriver:
             states.append(goto)
             values.append(value)
             reduce = defaults.get(goto)
-        key = (run.last, states[-1])
-        same = self._same_accepts.get(key)
-        if same is None:
-            same = self._same_accepts[key] = self.expected(run.last) == self.expected(key[1])
-        return match.end(), (None if same else run.last)
+        key = (states[-1], run)
+        landing = self._landings.get(key)
+        if landing is None:
+            landing = self._landings[key] = self._landing(run, states[-1])
+        return match.end(), landing[0], landing[1]
+
+    def _landing(self, run: _FusedRun, landed: int) -> tuple[int | None, int | None]:
+        """How the token after ``run`` is lexed when the stack has reached ``landed``."""
+        after = set(self.expected(run.last))
+        here = set(self.expected(landed))
+        if after == here:
+            return None, None
+        if after - run.excluded == here:
+            # The scanners differ only in terminals the pattern made sure are not next.
+            return None, run.last
+        return run.last, None
 
     def _fusion(self, state: int) -> _Fusion | None:
-        """The fused rule that can start in ``state``, or ``None``.
+        """The fused rules that can start in ``state``, as one pattern, or ``None``.
 
         An expansion is fused in a state when, token by token, each of its terminals is
         shifted there in turn (no reduction in between) and the state after the last one
-        reduces by that expansion whatever the next token is. Then lexing the run at once
-        and reducing before the next token is read builds the same stack. The next token is
-        then lexed as the state after the last terminal would lex it (see :meth:`parse`).
+        reduces by that expansion whatever the next token is, except for terminals it
+        shifts: the pattern then makes sure none of those comes next. Lexing the run at
+        once and reducing before the next token is read builds the same stack. The next
+        token is then lexed as the state after the last terminal would lex it (see
+        :meth:`parse`).
 
         The expansions of a rule must be subsequences of its longest one (optional
-        terminals, ``GUARD? OPCODE OPERANDS? ";"``): the pattern is that expansion with the
-        terminals some expansion lacks made optional, so it is tried once.
+        terminals, ``GUARD? OPCODE OPERANDS? ";"``): the rule's alternative is that
+        expansion with the terminals some expansion lacks made optional. The alternatives
+        of the rules are tried in the order the lexer tries their first terminals.
         """
         actions = self._actions[state]
-        fusion = None
+        alternatives = []
         for rule, expansions in self._fused_expansions.items():
             goto = actions.get(rule)
             if goto is None or not goto[0] or not expansions:
                 continue
             longest = max(expansions, key=len)
+            prefix = f"r{len(alternatives)}_"
             runs: dict[tuple[bool, ...], _FusedRun] = {}
             for expansion in expansions:
                 present = _subsequence(expansion, longest)
                 if present is None:
                     break
                 run = self._fused_run(state, rule, expansion, goto[1],
-                                      f"f{present.index(True)}")
+                                      f"{prefix}{present.index(True)}")
                 if run is not None:
                     runs[present] = run
             else:
                 if not runs:
                     continue
                 optional = [not all(key[i] for key in runs) for i in range(len(longest))]
+                excluded = set().union(*(run.excluded for run in runs.values()))
                 pieces = []
                 for index, terminal in enumerate(longest):
-                    # Each terminal as the lexer takes it: its first match, never shortened to
-                    # let the rest match (a lookahead is atomic; the backreference consumes).
-                    piece = (f"{_SKIP}(?=(?P<f{index}>{self._regexps[terminal]}))"
-                             f"(?P=f{index})")
+                    # Each terminal as the lexer takes it: its first match, never shortened
+                    # to let the rest match (a lookahead is atomic; the backreference
+                    # consumes).
+                    group = f"{prefix}{index}"
+                    piece = f"{_SKIP}(?=(?P<{group}>{self._regexps[terminal]}))(?P={group})"
                     pieces.append(f"(?:{piece})?" if optional[index] else piece)
-                groups = tuple((f"f{index}", terminal, terminal in self._filtered)
-                               for index, terminal in enumerate(longest))
-                fusion = _Fusion(re.compile("".join(pieces)), groups, runs,
-                                 tuple(group for group, _, _ in groups),
-                                 self._fused_callbacks[rule])
-                break
+                if excluded:
+                    pieces.append(f"(?!{_SKIP}(?:" + "|".join(
+                        f"(?:{self._regexps[t]})" for t in sorted(excluded)) + "))")
+                marker = f"{prefix}end"
+                pieces.append(f"(?P<{marker}>)")
+                names = tuple(f"{prefix}{index}" for index in range(len(longest)))
+                alternatives.append((self._order.get(longest[0], len(self._order)),
+                                     "".join(pieces), marker,
+                                     _FusedRule(names, runs, self._fused_callbacks[rule])))
+        fusion = None
+        if alternatives:
+            alternatives.sort(key=lambda item: item[0])
+            pattern = re.compile("|".join(f"(?:{body})" for _, body, _, _ in alternatives))
+            fusion = _Fusion(pattern, {marker: rule for _, _, marker, rule in alternatives})
         self._fusions[state] = fusion
         return fusion
 
@@ -449,13 +495,16 @@ class LalrDriver:
                 return None
             current = step[1]
         last = self._actions[current]
-        if any(shift for shift, _ in last.values()):
+        reduces = {(a.size, a.callback, a.origin) for shift, a in last.values() if not shift}
+        if len(reduces) != 1:
             return None
-        reduces = {(a.size, a.callback, a.origin) for _, a in last.values()}
-        reduce = next(a for _, a in last.values())
-        if len(reduces) != 1 or reduce.origin != rule or reduce.size != len(expansion):
+        reduce = next(a for shift, a in last.values() if not shift)
+        if reduce.origin != rule or reduce.size != len(expansion):
             return None
-        return _FusedRun(goto, current, first)
+        # (Gotos on nonterminals are there too; only terminals decide what happens next.)
+        excluded = frozenset(symbol for symbol, (shift, _) in last.items()
+                             if shift and symbol in self._regexps)
+        return _FusedRun(goto, current, first, excluded)
 
     def expected(self, state: int) -> tuple[str, ...]:
         """The terminal names acceptable in ``state``."""

@@ -120,8 +120,9 @@ def raw_callbacks(lark: Lark, transformer: PtxTransformer) -> dict:
 
 def fused_rules(transformer: PtxTransformer) -> dict:
     """The rules the table driver lexes whole: an instruction statement with at most one
-    run of simple operands (most of them), ``@%p1 bra $L;``."""
-    return {"instruction": transformer.instruction_run}
+    run of simple operands (most of them), ``@%p1 bra $L;``, a label and a ``.loc``."""
+    return {"instruction": transformer.instruction_run, "loc": transformer.loc_run,
+            "label": transformer.label_run}
 
 
 def parse_ptx(text: str | bytes, filename: str | None = None, *, engine: str = "fast") -> Module:

@@ -517,6 +517,12 @@ class PtxTransformer(Transformer):
         self._decls.append(label)
         return label
 
+    def label_run(self, texts: tuple, position) -> Label:
+        """:meth:`label` for a label the table driver lexed whole."""
+        label = Label(_label_name(texts[0]), SourcePos(*position(0)))
+        self._decls.append(label)
+        return label
+
     def scope(self, c: list) -> list:
         statements = _flatten(c)
         if not self._nested:
@@ -571,6 +577,10 @@ class PtxTransformer(Transformer):
         if loc != self._loc:
             self._loc = loc
         return None
+
+    def loc_run(self, texts: tuple, position) -> None:
+        """:meth:`loc` for a ``.loc`` the table driver lexed whole (no attributes)."""
+        return self.loc(texts)
 
     def loc_raw(self, c: list) -> None:
         """:meth:`loc` for the table driver: the attributes come as one :class:`_Repeat`."""
