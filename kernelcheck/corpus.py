@@ -173,11 +173,14 @@ def _structure_fields(function) -> dict:
 
 
 def _idempotency(job: ImageJob, module, function, options: dict) -> dict:
-    """The analysis record of one kernel (stage ``analysis``)."""
+    """The analysis record of one kernel (stage ``analysis``); its summary and instance
+    verdict are stopped past ``options["kernel_timeout"]`` seconds (not proven)."""
+    from kernelcheck.analysis.budget import BudgetExceeded, budget_reason, within_budget
     from kernelcheck.output.records import failure_record, kernel_record
 
     language = "sass" if job.kind == "cubin" else "ptx"
-    try:
+
+    def analyse():
         if language == "sass":
             from kernelcheck.sass.analysis import analyze_sass_kernel
 
@@ -186,14 +189,17 @@ def _idempotency(job: ImageJob, module, function, options: dict) -> dict:
             from kernelcheck.analysis.summary import analyze_kernel
 
             summary = analyze_kernel(module, function)
-        verdict = None
-        if options.get("instance") is not None:
-            from kernelcheck.launch.evaluate import evaluate
-            from kernelcheck.launch.params import param_buffer
+        return summary, _instance_verdict(summary, function, options)
 
-            values, grid, block, allocations = options["instance"]
-            verdict = evaluate(summary.launch_check, param_buffer(function, values), grid,
-                               block, allocations)
+    timeout = options.get("kernel_timeout")
+    try:
+        try:
+            summary, verdict = within_budget(analyse, timeout)
+        except BudgetExceeded:
+            from kernelcheck.analysis.summary import unanalysed_summary
+
+            summary = unanalysed_summary(function, budget_reason(timeout))
+            verdict = _instance_verdict(summary, function, options)
         return kernel_record(file=job.file, image=job.image, arch=job.arch,
                              language=language, module=module, function=function,
                              summary=summary, verdict=verdict,
@@ -204,6 +210,18 @@ def _idempotency(job: ImageJob, module, function, options: dict) -> dict:
                               cause=type(error).__name__, error=str(error))
 
 
+def _instance_verdict(summary, function, options: dict):
+    """The verdict of ``options["instance"]`` for the kernel, or ``None`` without one."""
+    if options.get("instance") is None:
+        return None
+    from kernelcheck.launch.evaluate import evaluate
+    from kernelcheck.launch.params import param_buffer
+
+    values, grid, block, allocations = options["instance"]
+    return evaluate(summary.launch_check, param_buffer(function, values), grid, block,
+                    allocations)
+
+
 def analyse_image(job: ImageJob, stage: str = "structure", options: dict | None = None
                   ) -> tuple[list[KernelRecord], dict]:
     """Analyse one image in the calling process; never raises for a property of the input.
@@ -211,7 +229,8 @@ def analyse_image(job: ImageJob, stage: str = "structure", options: dict | None 
     ``stage`` is ``ir`` (parse only), ``structure`` (and count loops and accesses) or
     ``analysis`` (and run the idempotency analysis: each record's ``analysis`` holds its
     :func:`~kernelcheck.output.records.kernel_record`). ``options`` of the analysis stage:
-    ``kernel`` (a ``--kernel`` pattern), ``instance`` and ``full_names``.
+    ``kernel`` (a ``--kernel`` pattern), ``instance``, ``full_names`` and ``kernel_timeout``
+    (seconds one kernel's analysis may take, :mod:`kernelcheck.analysis.budget`).
 
     Returns the records (one per kernel, or one image-level failure) and the seconds spent
     in ``nvdisasm``, ``parse`` and ``analysis``.

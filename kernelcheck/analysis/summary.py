@@ -91,7 +91,7 @@ from kernelcheck.launch.check import (
 )
 
 __all__ = ["MemoryAccess", "KernelSummary", "analyze_kernel", "analyze_module", "atomic_rule",
-           "residue_disjoint", "unanalysed_summary"]
+           "forget_kernel_caches", "residue_disjoint", "unanalysed_summary"]
 
 _BAD_ATOMICS = {"add", "sub", "inc", "dec", "cas", "xor", "unknown"}
 _OK_ATOMICS = {"max", "min", "and", "or"}
@@ -462,11 +462,7 @@ def analyze_kernel(module: Module, function: Function,
     def where(a: SymbolicAccess) -> str:
         return _where(a, locate)
 
-    # The caches hold terms of one kernel: equal terms of another kernel are other objects,
-    # and comparing two large shared-subterm graphs node by node is what the caches save.
-    _base.cache_clear()
-    _based_residue.cache_clear()
-    forget_equalities()
+    forget_kernel_caches()
     params = tuple((p.name, p.offset, p.size) for p in function.params)
     try:
         sym = symbolic_kernel(module, function)
@@ -641,6 +637,18 @@ def _readable(kernel: str, texts: list[str]) -> list[str]:
         return texts
     prefix = f"{kernel}_param_"
     return [t.replace(prefix, "param_") for t in texts]
+
+
+def forget_kernel_caches() -> None:
+    """Empty the memo tables one kernel's analysis fills (called as each analysis starts,
+    and after an analysis stopped part-way, :mod:`kernelcheck.analysis.budget`).
+
+    They hold terms of one kernel: equal terms of another kernel are other objects, and
+    comparing two large shared-subterm graphs node by node is what the tables save.
+    """
+    _base.cache_clear()
+    _based_residue.cache_clear()
+    forget_equalities()
 
 
 def unanalysed_summary(function: Function, reason: str) -> KernelSummary:

@@ -11,7 +11,9 @@ Each kernel gets its idempotency class (:mod:`kernelcheck.analysis.summary`): ``
 reason). ``--format text`` (the default) adds its structure; ``json`` writes one document;
 ``jsonl`` and ``sarif`` write one record per kernel (:mod:`kernelcheck.output.records`),
 analysing the images of the inputs one by one (over ``--jobs`` worker processes, or Dask),
-so they suit whole libraries. ``--fail-on`` sets the exit status
+so they suit whole libraries; ``--kernel-timeout`` bounds the analysis of each kernel
+(:mod:`kernelcheck.analysis.budget`: past it, the kernel is ``not_proven``). ``--fail-on``
+sets the exit status
 (:mod:`kernelcheck.commands.exitcodes`). ``--instance`` with ``--kernel``, ``--grid`` and
 ``--block`` decides one kernel instance with its LaunchCheck.
 """
@@ -21,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from contextlib import redirect_stdout
 from importlib import resources
 from pathlib import Path
@@ -31,6 +34,7 @@ from kernelcheck.commands.common import (
     add_quiet,
     examples,
     positive_int,
+    positive_seconds,
     say,
 )
 from kernelcheck.commands.exitcodes import (
@@ -60,7 +64,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog=examples(
             "kernelcheck analyze build/kernels.ptx --kernel axpby",
             "kernelcheck analyze build/ --format sarif -o kernelcheck.sarif "
-            "--fail-on never,not_proven"),
+            "--fail-on never,not_proven",
+            "kernelcheck analyze libtorch_cuda.so --arch sm_90 --format jsonl -o torch.jsonl "
+            "--jobs 8 --kernel-timeout 10"),
     )
     parser.add_argument("files", nargs="*", metavar="FILE",
                         help="inputs: files, directories (searched recursively for PTX, "
@@ -86,6 +92,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--jobs", type=positive_int, metavar="N",
                         help="worker processes for --format jsonl or sarif (default: 1, in "
                              "this process)")
+    parser.add_argument("--kernel-timeout", type=positive_seconds, metavar="SECONDS",
+                        help="stop the analysis of a kernel that runs past SECONDS and report "
+                             "it not_proven ('analysis budget of SECONDS s exceeded'), for "
+                             "whole libraries (default: no budget)")
     from kernelcheck.executor import add_executor_options
 
     add_executor_options(parser, with_jobs=False)
@@ -144,6 +154,8 @@ def _settle_options(args: argparse.Namespace) -> None:
     if args.instance is not None and args.format in ("jsonl", "sarif") and pool:
         raise usage("--instance is decided in this process: leave out --jobs, --cluster, "
                     "--scheduler")
+    if args.kernel_timeout is not None and args.warm_cache:
+        raise usage("--kernel-timeout bounds the analysis of the report, not --warm-cache")
     if args.regions and args.format in ("jsonl", "sarif"):
         raise usage("--regions is shown by --format text or json")
     from kernelcheck.launch.params import parse_dims
@@ -226,9 +238,11 @@ def _detailed(inputs: list[InputFile], args: argparse.Namespace, instance
     from kernelcheck.commands import analyze_report as report
 
     loaded_all = []
+    spent: dict[int, float] = {}  # seconds each kernel's summary took, by id of its function
     for item in inputs:
         loaded = load_input(item.path, arch=args.arch, prefer=args.prefer, data=item.data)
-        reports = list(_reports(loaded, args.kernel, args.functions, args.quiet))
+        reports = list(_reports(loaded, args.kernel, args.functions, args.quiet,
+                                args.kernel_timeout, spent))
         if args.regions and not any(entry.language == "ptx" for entry, _ in reports):
             raise KernelcheckError(f"{loaded.path}: --regions needs PTX, and this input has "
                                    f"only SASS (give the .ptx, or --prefer ptx for a binary "
@@ -241,7 +255,7 @@ def _detailed(inputs: list[InputFile], args: argparse.Namespace, instance
     verdicts: dict = {}
     for loaded, reports in loaded_all:
         if instance is not None:
-            verdicts.update(_decide(reports, instance))
+            verdicts.update(_decide(reports, instance, args.kernel_timeout, spent))
         records += _records_of(loaded, reports, verdicts, args.full_names)
     errors = [f"{loaded.path}: {e}" if not e.startswith(loaded.path) else e
               for loaded, _ in loaded_all for e in loaded.errors]
@@ -331,24 +345,43 @@ def _instance_arguments(args: argparse.Namespace):
     return values, grid, block, allocations
 
 
-def _decide(reports, instance) -> dict:
-    """Per analysed kernel (by ``id`` of its function), the instance verdict."""
+def _decide(reports, instance, timeout: float | None = None,
+            spent: dict[int, float] | None = None) -> dict:
+    """Per analysed kernel (by ``id`` of its function), the instance verdict.
+
+    With a ``timeout``, the verdict has what the kernel's summary left of it (``spent``);
+    a kernel past it becomes ``not_proven`` in ``reports`` too, and is decided by that.
+    """
+    from kernelcheck.analysis.budget import BudgetExceeded, budget_reason, within_budget
+    from kernelcheck.analysis.summary import unanalysed_summary
     from kernelcheck.launch.evaluate import evaluate
     from kernelcheck.launch.params import param_buffer
 
     values, grid, block, allocations = instance
+    spent = spent or {}
     out = {}
     for _entry, kernels in reports:
-        for function, _structure, summary in kernels:
+        for k, (function, structure, summary) in enumerate(kernels):
             if summary is None:
                 continue
             params = param_buffer(function, values)
-            out[id(function)] = evaluate(summary.launch_check, params, grid, block,
-                                         allocations)
+            left = None if timeout is None else timeout - spent.get(id(function), 0.0)
+            try:
+                if left is not None and left <= 0:
+                    raise BudgetExceeded
+                out[id(function)] = within_budget(
+                    lambda s=summary, p=params: evaluate(s.launch_check, p, grid, block,
+                                                         allocations), left)
+            except BudgetExceeded:
+                summary = unanalysed_summary(function, budget_reason(timeout))
+                kernels[k] = (function, structure, summary)
+                out[id(function)] = evaluate(summary.launch_check, params, grid, block,
+                                             allocations)
     return out
 
 
-def _reports(loaded: LoadedInput, only: str | None, functions: bool, quiet: bool):
+def _reports(loaded: LoadedInput, only: str | None, functions: bool, quiet: bool,
+             timeout: float | None = None, spent: dict[int, float] | None = None):
     from kernelcheck.names import match_kernels
     from kernelcheck.output.progress import ProgressBar
     from kernelcheck.structure import kernel_structure
@@ -364,8 +397,11 @@ def _reports(loaded: LoadedInput, only: str | None, functions: bool, quiet: bool
                 candidates = [f for f in candidates if f.name in keep]
             chosen = []
             for function in candidates:
-                chosen.append((function, kernel_structure(function, entry.module),
-                               _summary(entry, function)))
+                structure = kernel_structure(function, entry.module)
+                start = time.perf_counter()
+                chosen.append((function, structure, _summary(entry, function, timeout)))
+                if spent is not None:
+                    spent[id(function)] = time.perf_counter() - start
                 if meter is not None:
                     meter.step()
             yield entry, chosen
@@ -374,17 +410,24 @@ def _reports(loaded: LoadedInput, only: str | None, functions: bool, quiet: bool
             meter.finish()
 
 
-def _summary(entry: LoadedModule, function):
-    """The idempotency analysis of ``function`` (SASS kernels are lifted first)."""
-    from kernelcheck.analysis.summary import analyze_kernel
+def _summary(entry: LoadedModule, function, timeout: float | None = None):
+    """The idempotency analysis of ``function`` (SASS kernels are lifted first); past
+    ``timeout`` seconds, a ``not_proven`` summary saying so."""
+    from kernelcheck.analysis.budget import BudgetExceeded, budget_reason, within_budget
+    from kernelcheck.analysis.summary import analyze_kernel, unanalysed_summary
 
     if not function.is_kernel:
         return None
     if entry.language != "ptx":
         from kernelcheck.sass.analysis import analyze_sass_kernel
 
-        return analyze_sass_kernel(entry.module, function)
-    return analyze_kernel(entry.module, function)
+        analyse = lambda: analyze_sass_kernel(entry.module, function)  # noqa: E731
+    else:
+        analyse = lambda: analyze_kernel(entry.module, function)  # noqa: E731
+    try:
+        return within_budget(analyse, timeout)
+    except BudgetExceeded:
+        return unanalysed_summary(function, budget_reason(timeout))
 
 
 # -- the library engine: jsonl and sarif, image by image -----------------------------------
@@ -416,7 +459,8 @@ def _library_records(inputs: list[InputFile], args: argparse.Namespace
     jobs = args.jobs
     if jobs is None and not getattr(args, "every_core", False):
         jobs = 1
-    options = {"kernel": args.kernel, "full_names": args.full_names}
+    options = {"kernel": args.kernel, "full_names": args.full_names,
+               "kernel_timeout": args.kernel_timeout}
     with executor_from_args(args, jobs=jobs) as executor:
         summary = run_corpus(inputs, arch=args.arch, prefer=args.prefer, stage="analysis",
                              on_record=keep, executor=executor, options=options,

@@ -14,7 +14,8 @@ import sys
 
 from kernelcheck.errors import KernelcheckError
 
-__all__ = ["UsageError", "Parser", "HelpFormatter", "positive_int", "add_output",
+__all__ = ["UsageError", "Parser", "HelpFormatter", "positive_int", "positive_seconds",
+           "add_output",
            "add_format", "add_quiet", "examples", "FORMATS"]
 
 #: Machine and human output formats of analyze, run and inject.
@@ -68,6 +69,20 @@ def positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def positive_seconds(text: str) -> float:
+    """A finite number of seconds > 0 (``--kernel-timeout``)."""
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got "
+                                         f"{text!r}")
     return value
 
 

@@ -1,0 +1,199 @@
+"""A time budget for the analysis of one kernel: past it, the kernel is not proven.
+
+:func:`within_budget` runs a call and stops it when it runs past ``seconds`` of wall time,
+raising :class:`BudgetExceeded` in its place. The caller reports that kernel ``not_proven``
+with :func:`budget_reason` (``kernelcheck analyze --kernel-timeout``); nothing is guessed.
+
+How the call is stopped depends on the thread it runs in:
+
+* the main thread of a process (the command itself, the workers of the local process
+  pool): ``SIGALRM`` from ``signal.setitimer``; the handler and timer in place before are
+  put back afterwards (a timer keeps the time it had left, and fires at once if that time
+  is spent);
+* any other thread (the task threads of a Dask worker): a timer thread raises the
+  exception in the analysing thread (``PyThreadState_SetAsyncExc``).
+
+Either way the exception arrives between two Python bytecodes: a call into native code (a
+Z3 query, which has its own limit of a few seconds) finishes first. It is a
+:class:`BaseException`, so the analysis' own ``except Exception`` handlers, which turn a
+fault into a ``not_proven`` reason, never take it for a fault. It is raised only while the
+budgeted call itself runs (the stack is checked first), never in the set-up or clean-up
+around it or after :func:`within_budget` returns; one that lands in a finaliser, where
+Python drops it, is raised again :data:`REPEAT` seconds later (and not reported as an
+unraisable exception).
+
+State a stopped analysis leaves behind: the per-kernel memo tables of
+:mod:`kernelcheck.analysis.summary` and :mod:`kernelcheck.analysis.terms` hold only
+completed entries (an entry is stored after its value is computed), and every kernel's
+analysis empties them when it starts; :func:`within_budget` also empties them after a
+stop, so no term of the stopped kernel is kept.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+__all__ = ["BudgetExceeded", "within_budget", "budget_reason"]
+
+T = TypeVar("T")
+
+
+class BudgetExceeded(BaseException):  # noqa: N818 - the name says what happened
+    """The analysis ran past its time budget (not an :class:`Exception`: see the module)."""
+
+
+def budget_reason(seconds: float) -> str:
+    """The ``not_proven`` reason of a kernel whose analysis ran past ``seconds``.
+
+    >>> budget_reason(2.5)
+    'analysis budget of 2.5 s exceeded'
+    """
+    return f"analysis budget of {seconds:g} s exceeded"
+
+
+def within_budget(call: Callable[[], T], seconds: float | None) -> T:
+    """``call()``, stopped with :class:`BudgetExceeded` once it runs past ``seconds``.
+
+    ``seconds`` of ``None`` runs ``call`` with no budget.
+
+    >>> within_budget(lambda: 6 * 7, 5.0)
+    42
+    >>> try:
+    ...     within_budget(lambda: time.sleep(2), 0.05)
+    ... except BudgetExceeded:
+    ...     print("stopped")
+    stopped
+    """
+    if seconds is None:
+        return call()
+    if not seconds > 0:
+        raise ValueError(f"a time budget must be positive, got {seconds!r}")
+    _quiet_unraisable()
+    try:
+        if threading.current_thread() is threading.main_thread():
+            return _with_alarm(call, seconds)
+        return _with_thread_timer(call, seconds)
+    except BudgetExceeded:
+        _forget_kernel_caches()
+        raise
+
+
+#: Seconds between two raises once the budget is spent: a raise that lands in a finaliser
+#: (``__del__``) or a garbage-collector callback is dropped by Python, so it is repeated.
+REPEAT = 0.2
+
+
+def _inside(call: Callable[[], T], start: Callable[[], object]) -> T:
+    """Starts the clock and runs the budgeted call; the exception is raised only while
+    this frame is live (so the clock starts in it: a budget spent at once still lands)."""
+    start()
+    return call()
+
+
+def _within_call(frame, call) -> bool:
+    """Whether ``frame`` runs inside :func:`_inside` running ``call`` (the budgeted call,
+    not its set-up or clean-up, nor code after it, nor the call of the next kernel)."""
+    code = _inside.__code__
+    while frame is not None:
+        if frame.f_code is code and frame.f_locals.get("call") is call:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _forget_kernel_caches() -> None:
+    from kernelcheck.analysis.summary import forget_kernel_caches
+
+    forget_kernel_caches()
+
+
+def _with_alarm(call: Callable[[], T], seconds: float) -> T:
+    def late(signum, frame) -> None:
+        if _within_call(frame, call):
+            raise BudgetExceeded
+
+    started = time.monotonic()
+    previous = signal.getsignal(signal.SIGALRM)
+    before = signal.getitimer(signal.ITIMER_REAL)
+    try:
+        signal.signal(signal.SIGALRM, late)
+        return _inside(call, lambda: signal.setitimer(signal.ITIMER_REAL, seconds, REPEAT))
+    finally:
+        # The handler raises nothing here (this frame is not inside the call).
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)
+        delay, interval = before
+        if delay > 0:  # the timer that was running keeps its time (fires at once if spent)
+            left = delay - (time.monotonic() - started)
+            signal.setitimer(signal.ITIMER_REAL, max(left, 1e-6), interval)
+
+
+def _with_thread_timer(call: Callable[[], T], seconds: float) -> T:
+    target = threading.get_ident()
+    lock = threading.Lock()
+    stop = threading.Event()
+    armed = [True]
+
+    def raise_in_target() -> bool:
+        # Under the lock: the target, if it has left the call meanwhile, waits in
+        # disarm() for it, and withdraws what is set here before it goes further.
+        if not armed[0] or not _within_call(sys._current_frames().get(target), call):
+            return False
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(target),
+                                                   ctypes.py_object(BudgetExceeded))
+        return True
+
+    def watch() -> None:
+        if stop.wait(seconds):
+            return
+        while True:
+            with lock:
+                if not raise_in_target():
+                    return
+            if stop.wait(REPEAT):
+                return
+
+    def disarm() -> None:
+        stop.set()
+        with lock:
+            armed[0] = False
+            # One not delivered yet is withdrawn: it never reaches code after the call.
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(target), None)
+
+    watcher = threading.Thread(target=watch, name="kernelcheck-budget", daemon=True)
+    # A raise set just before the call returned may land in the first disarm(), before it
+    # withdraws it; the second then completes (nothing more is raised once the call has
+    # returned), and the caller sees BudgetExceeded.
+    try:
+        try:
+            return _inside(call, watcher.start)
+        finally:
+            disarm()
+    finally:
+        disarm()
+
+
+_hooked = False
+
+
+def _quiet_unraisable() -> None:
+    """Drop a :class:`BudgetExceeded` that lands in a finaliser (it is raised again), and
+    hand every other unraisable exception to the hook in place before."""
+    global _hooked
+    if _hooked:
+        return
+    _hooked = True
+    previous = sys.unraisablehook
+
+    def hook(unraisable) -> None:
+        if unraisable.exc_type is BudgetExceeded:
+            return
+        previous(unraisable)
+
+    sys.unraisablehook = hook

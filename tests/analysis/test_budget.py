@@ -1,0 +1,127 @@
+"""The per-kernel time budget (:mod:`kernelcheck.analysis.budget`): the call is stopped in
+the main thread and in others, what was in place before is put back, nothing is raised
+after the call, and no memo table keeps the stopped kernel's terms."""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+
+import pytest
+
+import kernelcheck.analysis.summary as summary_module
+import kernelcheck.analysis.terms as terms
+from kernelcheck.analysis.budget import BudgetExceeded, budget_reason, within_budget
+
+
+def _spin(seconds: float = 30.0) -> str:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+    return "finished"
+
+
+def _outcome(call, seconds) -> str:
+    try:
+        return within_budget(call, seconds)
+    except BudgetExceeded:
+        return "stopped"
+
+
+def test_reason_words():
+    assert budget_reason(10) == "analysis budget of 10 s exceeded"
+    assert budget_reason(0.25) == "analysis budget of 0.25 s exceeded"
+
+
+def test_the_handler_and_timer_in_place_before_are_put_back():
+    fired = []
+    previous = signal.signal(signal.SIGALRM, lambda *_: fired.append(1))
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 30)
+        assert _outcome(_spin, 0.05) == "stopped"
+        assert _outcome(lambda: "quick", 5) == "quick"
+        assert signal.getsignal(signal.SIGALRM) is not previous
+        assert signal.getsignal(signal.SIGALRM).__name__ == "<lambda>"
+        assert 25 < signal.getitimer(signal.ITIMER_REAL)[0] <= 30
+        # A timer whose time runs out during the budgeted call still fires, afterwards.
+        signal.setitimer(signal.ITIMER_REAL, 0.05)
+        assert _outcome(lambda: _spin(0.2), 5) == "finished"
+        deadline = time.monotonic() + 5
+        while not fired and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert fired
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.parametrize("where", ["main thread", "other thread"])
+def test_stopped_at_once_then_the_next_call_runs_whole(where):
+    outcomes = []
+
+    def calls():
+        outcomes.append(_outcome(_spin, 1e-6))
+        outcomes.append(_outcome(lambda: _spin(0.3), 10))
+        outcomes.append(_outcome(_spin, 0.1))
+
+    if where == "main thread":
+        calls()
+    else:
+        worker = threading.Thread(target=calls)
+        worker.start()
+        worker.join(60)
+        assert not worker.is_alive()
+    assert outcomes == ["stopped", "finished", "stopped"]
+    time.sleep(0.5)  # nothing raised after the calls, and no watcher left behind
+    assert not [t for t in threading.enumerate() if t.name == "kernelcheck-budget"]
+
+
+class _Finalised:
+    """Its finaliser runs until the budget's exception reaches it (Python drops it there)."""
+
+    caught: list[str] = []
+
+    def __del__(self) -> None:
+        try:
+            _spin(20)
+        except BudgetExceeded:
+            self.caught.append("in __del__")
+            raise
+
+
+def test_a_stop_that_lands_in_a_finaliser_is_raised_again(capfd):
+    """Python drops an exception raised in ``__del__``; the budget raises it again, and
+    prints nothing about the dropped one."""
+
+    def churn():
+        _Finalised()  # dropped at once: its finaliser runs here
+        while True:
+            _spin(0.001)
+
+    started = time.monotonic()
+    assert _outcome(churn, 0.05) == "stopped"
+    assert _Finalised.caught == ["in __del__"]
+    assert time.monotonic() - started < 10
+    assert "Exception ignored" not in capfd.readouterr().err
+
+
+def test_a_stop_leaves_no_memo_table_filled():
+    x = terms.Param("x", 0, 8)
+
+    def fill_then_spin():
+        assert terms.Add((x, terms.Const(1))) == terms.Add((x, terms.Const(1)))  # remembered
+        summary_module._base(x)
+        assert terms._EQUAL and summary_module._base.cache_info().currsize
+        _spin()
+
+    assert _outcome(fill_then_spin, 0.1) == "stopped"
+    assert not terms._EQUAL and not terms._LEAVES
+    assert summary_module._base.cache_info().currsize == 0
+
+
+def test_no_budget_and_bad_budgets():
+    assert within_budget(lambda: 7, None) == 7
+    for bad in (0, -1.0, float("nan")):
+        with pytest.raises(ValueError):
+            within_budget(lambda: 7, bad)
