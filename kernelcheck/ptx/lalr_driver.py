@@ -124,7 +124,7 @@ class _Reduce:
     origin: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # hashed by identity: a key per parsed run
 class _FusedRun:
     """One expansion of a fused rule, as the tables run it from one state."""
 
