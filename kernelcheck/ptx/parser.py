@@ -40,7 +40,7 @@ _state = threading.local()
 _TERMINAL_WORDS = {
     "OPCODE": "an opcode", "OPERANDS": "operands", "REGISTER": "a register",
     "REGISTER_RANGE": "a register range", "NAME": "a name", "INT": "an integer",
-    "INTEGERS": "integers", "TYPE": "a type",
+    "INTEGERS": "integers", "INIT_INTEGERS": "integers", "TYPE": "a type",
     "LABEL_DEF": "a label", "ADDRESS": "an address", "GUARD": "a guard predicate",
     "STATE_SPACE": "a state space", "STRING": "a string", "FUNCTION_KIND": ".entry/.func",
     "LINKAGE": ".visible/.extern/.weak", "VERSION_NUMBER": "a version number",

@@ -489,7 +489,13 @@ class PtxTransformer(Transformer):
         return Expression(f"{c[0]}={c[1]}")
 
     def init_list(self, c: list) -> list:
-        return list(c)
+        items = []
+        for item in c:
+            if isinstance(item, Token) and item.type == "INIT_INTEGERS":
+                items.extend(Immediate(int(v)) for v in item.split(","))
+            else:
+                items.append(item)
+        return items
 
     def align(self, c: list) -> _Tagged:
         return _tag("align", parse_int(c[0]))
