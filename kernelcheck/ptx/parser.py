@@ -105,7 +105,10 @@ def raw_callbacks(lark: Lark, transformer: PtxTransformer) -> dict:
     raw = {"instruction": transformer.instruction, "body": transformer.body_raw,
            "scope": transformer.scope_raw, "vector_operand": transformer.vector_raw,
            "bracket_list": transformer.bracket_raw, "paren_list": transformer.paren_raw,
-           "loc": transformer.loc_raw}
+           "loc": transformer.loc_raw, "param": transformer.param_raw,
+           "param_list": transformer.param_list_raw,
+           "return_params": transformer.return_params_raw,
+           "_decl_name": transformer.decl_name_raw}
     # Rules of one token: lark's child filter has nothing to remove.
     for name in ("register", "symbol", "element", "expression_operand", "address",
                  "int_immediate", "hex_float_immediate", "decimal_float_immediate", "label"):
@@ -113,7 +116,8 @@ def raw_callbacks(lark: Lark, transformer: PtxTransformer) -> dict:
     for rule in lark.rules:
         name = str(rule.origin.name)
         if name.startswith(("__function_end_star_", "__scope_star_", "__instruction_star_",
-                            "__operand_star_", "__loc_star_")):
+                            "__operand_star_", "__loc_star_", "__return_params_star_",
+                            "__param_star_")):
             raw[name] = transformer.repeat
     return raw
 

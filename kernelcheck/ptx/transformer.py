@@ -341,6 +341,24 @@ class PtxTransformer(Transformer):
     def param_list(self, c: list) -> _Tagged:
         return _tag("params", _layout(c))
 
+    def param_list_raw(self, c: list) -> _Tagged:
+        """:meth:`param_list` for the table driver."""
+        return self.param_list(_items(c))
+
+    def return_params_raw(self, c: list) -> _Tagged:
+        """:meth:`return_params` for the table driver."""
+        return self.return_params(_items(c))
+
+    def param_raw(self, c: list) -> Param:
+        """:meth:`param` for the table driver: attributes and the name come as
+        :class:`_Repeat` lists."""
+        return self.param(_items(c))
+
+    def decl_name_raw(self, c: list) -> _Repeat:
+        """``_decl_name`` (inlined in its rule) for the table driver: a one-item repetition,
+        which lark's child filter inlines like its own tree."""
+        return _Repeat(c)
+
     def param(self, c: list) -> Param:
         space = str(c[0])[1:]
         fields = _declaration_fields(c[1:])
