@@ -131,6 +131,7 @@ class _FusedRun:
     goto: int  # the state after the rule's nonterminal is shifted
     last: int  # the state after its last terminal: the one that would see the next token
     first: str  # the group of its first terminal
+    first_terminal: str
     # Terminals the state after the last one shifts instead of reducing: the pattern makes
     # sure none of them comes next.
     excluded: frozenset[str]
@@ -304,8 +305,8 @@ class LalrDriver:
                     token = None
                     kind = "$END"
                 else:
-                    raise DriverSyntaxError(after, text[after],
-                                            self.expected(report_state or state))
+                    expected = self.expected(state if report_state is None else report_state)
+                    raise DriverSyntaxError(after, text[after], expected)
             else:
                 kind = match.lastgroup
                 start = match.start(kind)
@@ -332,8 +333,8 @@ class LalrDriver:
                         offset = token.start_pos
                     else:
                         offset = start
-                    raise DriverSyntaxError(offset, token,
-                                            self.expected(report_state or state))
+                    expected = self.expected(state if report_state is None else report_state)
+                    raise DriverSyntaxError(offset, token, expected)
                 report_state = None
                 shift, arg = action
                 if shift:
@@ -343,8 +344,8 @@ class LalrDriver:
                         if fusion is False:
                             fusion = self._fusion(state)
                         if fusion is not None:
-                            fused = self._run_fused(fusion, text, start, pos, states, values,
-                                                    where)
+                            fused = self._run_fused(fusion, text, start, (kind, pos), states,
+                                                    values, where)
                             if fused is not None:
                                 pos, lex_state, report_state = fused
                                 break
@@ -367,13 +368,13 @@ class LalrDriver:
                 values.append(value)
                 state = goto
 
-    def _run_fused(self, fusion: _Fusion, text: str, at: int, first_end: int | None,
+    def _run_fused(self, fusion: _Fusion, text: str, at: int, first: tuple[str, int] | None,
                    states: list, values: list,
                    where: _RunPositions) -> tuple[int, int | None, int | None] | None:
         """Lex, reduce and push one fused run at ``at``; ``None`` when none matches there.
 
-        ``first_end`` is where the token already lexed at ``at`` ends, if any: the run must
-        begin with that same token. Returns the offset after the run, the state to lex the
+        ``first`` is the kind and end of the token already lexed at ``at``, if any: the run
+        must begin with that same token. Returns the offset after the run, the state to lex the
         next token with (``None``: the one on top of the stack) and the state whose expected
         tokens an error at the next token names (``None``: the one it happens in).
         """
@@ -386,7 +387,8 @@ class LalrDriver:
         run = rule.runs.get(tuple(map(bool, taken)))  # a terminal never matches ""
         if run is None:
             return None
-        if first_end is not None and match.end(run.first) != first_end:
+        if first is not None and (run.first_terminal != first[0]
+                                  or match.end(run.first) != first[1]):
             return None
         actions = self._actions
         defaults = self._defaults
@@ -504,7 +506,7 @@ class LalrDriver:
         # (Gotos on nonterminals are there too; only terminals decide what happens next.)
         excluded = frozenset(symbol for symbol, (shift, _) in last.items()
                              if shift and symbol in self._regexps)
-        return _FusedRun(goto, current, first, excluded)
+        return _FusedRun(goto, current, first, expansion[0], excluded)
 
     def expected(self, state: int) -> tuple[str, ...]:
         """The terminal names acceptable in ``state``."""
