@@ -842,11 +842,13 @@ def _render_node(term, names: dict[str, str], memo: dict) -> str:
     if kind is Iter:
         return f"k{term.header}"
     if kind is TripMax:
-        x0, bound = _render(term.x0, names, memo), _render(term.bound, names, memo)
-        return f"tripmax({x0} < {bound})"
+        return _concat("tripmax(", lambda: _render(term.x0, names, memo), " < ",
+                       lambda: _render(term.bound, names, memo), ")")
     if kind is Add:
         out = _render(term.args[0], names, memo)
         for a in term.args[1:]:
+            if len(out) > RENDER_LIMIT:
+                break  # cut before the rest anyway
             if type(a) is Const and a.value < 0:
                 out += f" - {_render(Const(-a.value), names, memo)}"
             elif type(a) is Mul and type(a.args[0]) is Const and a.args[0].value < 0:
@@ -855,40 +857,70 @@ def _render_node(term, names: dict[str, str], memo: dict) -> str:
                 out += f" + {_render(a, names, memo)}"
         return out
     if kind is Mul:
-        return "*".join(_paren(a, names, memo) for a in term.args)
+        return _concat(*_separated("*", [lambda a=a: _paren(a, names, memo)
+                                         for a in term.args]))
     if kind is Wrap:
         return _render(term.arg, names, memo) if type(term.arg) is not Add else (
             f"({_render(term.arg, names, memo)})")
     if kind in (Bound, NotEq, Gate):
         return _render(term.arg, names, memo)
     if kind in (Min, Max):
-        a, b = _render(term.a, names, memo), _render(term.b, names, memo)
-        return f"{kind.__name__.lower()}({a}, {b})"
+        return _concat(f"{kind.__name__.lower()}(", lambda: _render(term.a, names, memo),
+                       ", ", lambda: _render(term.b, names, memo), ")")
     if kind is Join:
-        return "one of(" + ", ".join(_render(a, names, memo) for a in term.args) + ")"
+        return _concat("one of(", *_separated(", ", [lambda a=a: _render(a, names, memo)
+                                                     for a in term.args]), ")")
     if kind in (Div, Rem, BitAnd, BitOr, BitXor):
         op = {Div: "/", Rem: "%", BitAnd: "&", BitOr: "|", BitXor: "^"}[kind]
-        return f"{_paren(term.a, names, memo)} {op} {_paren(term.b, names, memo)}"
+        return _concat(lambda: _paren(term.a, names, memo), f" {op} ",
+                       lambda: _paren(term.b, names, memo))
     if kind is Shr:
         return f"{_paren(term.a, names, memo)} >> {term.k}"
     if kind is Pow2:
         return f"(1 << {_paren(term.amount, names, memo)})"
     if kind is ShrVar:
-        return f"{_paren(term.a, names, memo)} >> {_paren(term.amount, names, memo)}"
+        return _concat(lambda: _paren(term.a, names, memo), " >> ",
+                       lambda: _paren(term.amount, names, memo))
     if kind is Cmp:
         op = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}[term.op]
-        return f"{_render(term.a, names, memo)} {op} {_render(term.b, names, memo)}"
+        return _concat(lambda: _render(term.a, names, memo), f" {op} ",
+                       lambda: _render(term.b, names, memo))
     if kind is PNot:
         return f"!({_render(term.p, names, memo)})"
     if kind is PAnd:
-        return f"{_render(term.a, names, memo)} && {_render(term.b, names, memo)}"
+        return _concat(lambda: _render(term.a, names, memo), " && ",
+                       lambda: _render(term.b, names, memo))
     if kind is POr:
-        return f"({_render(term.a, names, memo)} || {_render(term.b, names, memo)})"
+        return _concat("(", lambda: _render(term.a, names, memo), " || ",
+                       lambda: _render(term.b, names, memo), ")")
     if kind is PConst:
         return "true" if term.value else "false"
     if kind is POpaque:
         return f"?{term.tag}"
     return repr(term)
+
+
+def _concat(*parts) -> str:
+    """``parts`` joined left to right (a string, or a function giving one), calling no
+    function once the text is past :data:`RENDER_LIMIT`: :func:`_render` cuts the text
+    before anything it would add, so the result is the same and the terms under it are not
+    walked (a term of an unrolled kernel can have a million nodes)."""
+    out = ""
+    for part in parts:
+        if len(out) > RENDER_LIMIT:
+            break
+        out += part if type(part) is str else part()
+    return out
+
+
+def _separated(separator: str, parts: list) -> list:
+    """``parts`` with ``separator`` between each two, for :func:`_concat`."""
+    out: list = []
+    for part in parts:
+        if out:
+            out.append(separator)
+        out.append(part)
+    return out
 
 
 def _paren(t, names, memo) -> str:
