@@ -418,14 +418,13 @@ def _summary(entry: LoadedModule, function, timeout: float | None = None):
 
     if not function.is_kernel:
         return None
+    analyse = analyze_kernel
     if entry.language != "ptx":
         from kernelcheck.sass.analysis import analyze_sass_kernel
 
-        analyse = lambda: analyze_sass_kernel(entry.module, function)  # noqa: E731
-    else:
-        analyse = lambda: analyze_kernel(entry.module, function)  # noqa: E731
+        analyse = analyze_sass_kernel
     try:
-        return within_budget(analyse, timeout)
+        return within_budget(lambda: analyse(entry.module, function), timeout)
     except BudgetExceeded:
         return unanalysed_summary(function, budget_reason(timeout))
 
