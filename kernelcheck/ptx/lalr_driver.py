@@ -15,9 +15,13 @@ asks for (a model's PTX is hundreds of thousands of lines):
   instruction statement ``@%p bra $L;``, a label, a ``.loc``), one regular expression lexes
   the whole run, the rule's callback is called at once, and the reductions that follow it
   without looking at the next token (the statement list growing by one) are done before the
-  next token is read. The stack, the values and every error are the same as when the run is
-  lexed token by token (see :meth:`LalrDriver._fusion` for the conditions checked on the
-  tables).
+  next token is read. The same is done for spellings of rules with nonterminals that the
+  caller names (:class:`FusedStatement`: ``.reg .b32 %r<10>``, ``.param .u64 p``): the
+  driver works out from the tables the reductions between and after their terminals. The
+  stack, the values and every error are the same as when the run is lexed token by token
+  (see :meth:`LalrDriver._fusion` for the conditions checked on the tables);
+* before each alternative of a fused pattern, a test of the first character, so that a
+  statement of another kind costs one comparison, not a partial lex.
 
 The grammar stays the single source of truth: the driver has no knowledge of PTX.
 """
@@ -25,14 +29,20 @@ The grammar stays the single source of truth: the driver has no knowledge of PTX
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+
+try:  # the regular-expression parser of the standard library (Python 3.11+)
+    from re import _parser as _regex_parser
+except ImportError:  # pragma: no cover - a Python without it only loses a shortcut
+    _regex_parser = None
 
 from lark import Lark, Token
 from lark.parsers.lalr_analysis import Shift
 
-__all__ = ["LalrDriver", "DriverSyntaxError", "LazyToken"]
+__all__ = ["LalrDriver", "DriverSyntaxError", "FusedStatement", "LazyToken"]
 
 # Whitespace and comments before a token. The engine must never backtrack into a comment to
 # find a token inside it (``a // , b`` must not yield the comma). Each piece can match only
@@ -43,6 +53,7 @@ __all__ = ["LalrDriver", "DriverSyntaxError", "LazyToken"]
 # (gh-106052; Debian 12 ships 3.11.2), and tests/ptx/test_lalr_driver.py checks it.
 _SKIP_PIECES = r"(?:[ \t\r\n]+(?![ \t\r\n])|//[^\n]*(?![^\n])|/\*(?:[^*]|\*(?!/))*\*/)*"
 _SKIP = _SKIP_PIECES + r"(?![ \t\r\n]|//|/\*)"
+_CATEGORIES = {"CATEGORY_WORD": r"\w", "CATEGORY_DIGIT": r"\d", "CATEGORY_SPACE": r"\s"}
 
 
 class DriverSyntaxError(Exception):
@@ -132,9 +143,25 @@ class _FusedRun:
     last: int  # the state after its last terminal: the one that would see the next token
     first: str  # the group of its first terminal
     first_terminal: str
-    # Terminals the state after the last one shifts instead of reducing: the pattern makes
-    # sure none of them comes next.
+    # Terminals the state after the last one shifts, or reduces otherwise, instead of
+    # reducing down to the rule: the pattern makes sure none of them comes next.
     excluded: frozenset[str]
+    lexed_in: tuple[int, ...]  # the state each terminal is lexed in
+
+
+@dataclass(frozen=True)
+class FusedStatement:
+    """A spelling of ``rule`` the table driver lexes whole though the rule has nonterminals
+    (``.reg .b32 %r<10>``, ``.param .u64 p``): the terminals a derivation of the rule
+    yields, each a terminal name or a quoted literal (``'"["'``), a trailing ``?`` making it
+    optional. ``callback`` takes the text of each (``None`` where absent) and a function
+    giving the 1-based (line, column) of the one at an index, and returns what the rule's
+    reductions would build. The driver checks on its tables where the spelling can be
+    taken whole, and that each terminal is the one the lexer would find first there."""
+
+    rule: str
+    terminals: tuple[str, ...]
+    callback: Callable
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +192,60 @@ def _subsequence(short: tuple[str, ...], long: tuple[str, ...]) -> tuple[bool, .
     return tuple(present) if index == len(short) else None
 
 
+def _first_class(regexp: str) -> str | None:
+    """The body of a character class that holds the first character of every match of
+    ``regexp``, or ``None`` where that is not worked out (a match may be empty, or the
+    pattern uses something this does not read)."""
+    try:
+        parsed = _regex_parser.parse(regexp)
+    except Exception:  # noqa: BLE001 - a pattern this cannot read gets no class
+        return None
+    if parsed.state.flags & re.IGNORECASE:
+        return None
+    pieces: set[str] = set()
+    return "".join(sorted(pieces)) if _first_pieces(parsed, pieces) else None
+
+
+def _first_pieces(sequence, pieces: set[str]) -> bool | None:
+    """Add to ``pieces`` the class items a match of ``sequence`` can start with. True when
+    every match starts with one of them, False when a match can be empty, None when the
+    sequence uses something not handled here."""
+    for op, argument in sequence:
+        kind = str(op)
+        if kind == "LITERAL":
+            pieces.add(re.escape(chr(argument)))
+            return True
+        if kind == "IN":
+            for item, value in argument:
+                item = str(item)
+                if item == "LITERAL":
+                    pieces.add(re.escape(chr(value)))
+                elif item == "RANGE":
+                    pieces.add(f"{re.escape(chr(value[0]))}-{re.escape(chr(value[1]))}")
+                elif item == "CATEGORY" and str(value) in _CATEGORIES:
+                    pieces.add(_CATEGORIES[str(value)])
+                else:
+                    return None
+            return True
+        if kind in ("SUBPATTERN", "ATOMIC_GROUP"):
+            inner = _first_pieces(argument[-1] if kind == "SUBPATTERN" else argument, pieces)
+        elif kind == "BRANCH":
+            results = [_first_pieces(branch, pieces) for branch in argument[1]]
+            inner = None if None in results else all(results)
+        elif kind in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            inner = _first_pieces(argument[2], pieces)
+            if inner and argument[0] == 0:
+                inner = False
+        elif kind in ("AT", "ASSERT", "ASSERT_NOT"):
+            # Zero width: leaving a lookaround out only widens the class.
+            inner = False
+        else:
+            return None
+        if inner is None or inner:
+            return inner
+    return False
+
+
 class LalrDriver:
     """Runs a lark LALR parser's tables over text with a per-state lexer.
 
@@ -190,7 +271,8 @@ class LalrDriver:
     """
 
     def __init__(self, lark: Lark, raw_callbacks: dict[str, Callable] | None = None,
-                 fused_rules: dict[str, Callable] | None = None) -> None:
+                 fused_rules: dict[str, Callable] | None = None,
+                 fused_statements: Sequence[FusedStatement] = ()) -> None:
         frontend = lark.parser
         parser = frontend.parser.parser
         table = parser.parse_table
@@ -230,15 +312,36 @@ class LalrDriver:
         self._scanners: dict[int, re.Pattern] = {}
         self._by_accepts: dict[frozenset, re.Pattern] = {}
         self._regexps = dict(self._terminals)
-        self._fused_expansions = {
-            name: [tuple(str(s.name) for s in rule.expansion) for rule in lark.rules
-                   if str(rule.origin.name) == name
-                   and all(s.is_term for s in rule.expansion)]
-            for name in fused_rules or ()
-        }
-        self._fused_callbacks = dict(fused_rules or {})
+        # Each fused entry: the rule, its expansions (each a subsequence of the longest), the
+        # longest, the callback, and whether the pattern must check that each terminal is
+        # the first the lexer would find there (statements spelled by the caller).
+        self._fused_entries: list[tuple[str, list, tuple, Callable, bool]] = []
+        for name, callback in (fused_rules or {}).items():
+            expansions = [tuple(str(s.name) for s in rule.expansion) for rule in lark.rules
+                          if str(rule.origin.name) == name
+                          and all(s.is_term for s in rule.expansion)]
+            if expansions:
+                self._fused_entries.append(
+                    (name, expansions, max(expansions, key=len), callback, False))
+        literals = {t.pattern.value: t.name for t in lark.terminals
+                    if type(t.pattern).__name__ == "PatternStr"}
+        for statement in fused_statements:
+            longest, optional = [], []
+            for item in statement.terminals:
+                bare = item[:-1] if item.endswith("?") else item
+                name = literals[bare[1:-1]] if bare[:1] == '"' else bare
+                if name not in self._regexps:
+                    raise ValueError(f"{statement.rule}: no terminal {item!r}")
+                longest.append(name)
+                optional.append(bare != item)
+            expansions = []
+            for mask in itertools.product(*((True, False) if o else (True,)
+                                            for o in optional)):
+                expansions.append(tuple(t for t, kept in zip(longest, mask, strict=True) if kept))
+            self._fused_entries.append(
+                (statement.rule, expansions, tuple(longest), statement.callback, True))
         self._fusions: dict[int, _Fusion | None] = {}
-        self._fused_first = {expansion[0] for expansions in self._fused_expansions.values()
+        self._fused_first = {expansion[0] for _, expansions, _, _, _ in self._fused_entries
                              for expansion in expansions if expansion}
         self._order = {name: index for index, (name, _) in enumerate(self._terminals)}
         # States whose every action reduces by one rule: reduced without the next token.
@@ -428,12 +531,13 @@ class LalrDriver:
     def _fusion(self, state: int) -> _Fusion | None:
         """The fused rules that can start in ``state``, as one pattern, or ``None``.
 
-        An expansion is fused in a state when, token by token, each of its terminals is
-        shifted there in turn (no reduction in between) and the state after the last one
-        reduces by that expansion whatever the next token is, except for terminals it
-        shifts: the pattern then makes sure none of those comes next. Lexing the run at
-        once and reducing before the next token is read builds the same stack. The next
-        token is then lexed as the state after the last terminal would lex it (see
+        An expansion is fused in a state when, token by token, its terminals are shifted
+        there in turn (with the reductions between them that the next terminal decides) and
+        then, whatever the next token is, the same reductions follow until the rule itself
+        is reduced back to ``state``, except for terminals that would be shifted first or
+        reduced otherwise: the pattern then makes sure none of those comes next. Lexing the
+        run at once and reducing before the next token is read builds the same stack. The
+        next token is then lexed as the state after the last terminal would lex it (see
         :meth:`parse`).
 
         The expansions of a rule must be subsequences of its longest one (optional
@@ -443,11 +547,10 @@ class LalrDriver:
         """
         actions = self._actions[state]
         alternatives = []
-        for rule, expansions in self._fused_expansions.items():
+        for rule, expansions, longest, callback, exact in self._fused_entries:
             goto = actions.get(rule)
-            if goto is None or not goto[0] or not expansions:
+            if goto is None or not goto[0]:
                 continue
-            longest = max(expansions, key=len)
             prefix = f"r{len(alternatives)}_"
             runs: dict[tuple[bool, ...], _FusedRun] = {}
             for expansion in expansions:
@@ -463,50 +566,123 @@ class LalrDriver:
                     continue
                 optional = [not all(key[i] for key in runs) for i in range(len(longest))]
                 excluded = set().union(*(run.excluded for run in runs.values()))
+                # Terminals the lexer would try before each one, where the caller spelled
+                # the statement: the pattern makes sure none of them matches there.
+                before: list[set[str]] = [set() for _ in longest]
+                if exact:
+                    for present, run in runs.items():
+                        indices = [i for i, kept in enumerate(present) if kept]
+                        for index, lexed_in in zip(indices, run.lexed_in, strict=True):
+                            before[index] |= self._tried_before(lexed_in, longest[index])
                 pieces = []
                 for index, terminal in enumerate(longest):
                     # Each terminal as the lexer takes it: its first match, never shortened
                     # to let the rest match (a lookahead is atomic; the backreference
                     # consumes).
                     group = f"{prefix}{index}"
-                    piece = f"{_SKIP}(?=(?P<{group}>{self._regexps[terminal]}))(?P={group})"
+                    guard = ""
+                    if before[index]:
+                        guard = "(?!" + "|".join(
+                            f"(?:{self._regexps[t]})" for t in sorted(before[index])) + ")"
+                    # The blanks before the first terminal are skipped once, before the
+                    # alternatives (a skip is maximal: it never gives anything back).
+                    skip = "" if index == 0 else _SKIP
+                    piece = (f"{skip}{guard}(?=(?P<{group}>{self._regexps[terminal]}))"
+                             f"(?P={group})")
                     pieces.append(f"(?:{piece})?" if optional[index] else piece)
                 if excluded:
                     pieces.append(f"(?!{_SKIP}(?:" + "|".join(
                         f"(?:{self._regexps[t]})" for t in sorted(excluded)) + "))")
+                # A cheap test of the first character, so that a statement of another
+                # kind fails this alternative at once, not after lexing part of it.
+                firsts = []
+                for index, terminal in enumerate(longest):
+                    firsts.append(_first_class(self._regexps[terminal]))
+                    if not optional[index]:
+                        break
+                if None not in firsts:
+                    pieces.insert(0, "(?=[" + "".join(firsts) + "])")
                 marker = f"{prefix}end"
                 pieces.append(f"(?P<{marker}>)")
                 names = tuple(f"{prefix}{index}" for index in range(len(longest)))
                 alternatives.append((self._order.get(longest[0], len(self._order)),
                                      "".join(pieces), marker,
-                                     _FusedRule(names, runs, self._fused_callbacks[rule])))
+                                     _FusedRule(names, runs, callback)))
         fusion = None
         if alternatives:
             alternatives.sort(key=lambda item: item[0])
-            pattern = re.compile("|".join(f"(?:{body})" for _, body, _, _ in alternatives))
+            pattern = re.compile(_SKIP + "(?:" + "|".join(
+                f"(?:{body})" for _, body, _, _ in alternatives) + ")")
             fusion = _Fusion(pattern, {marker: rule for _, _, marker, rule in alternatives})
         self._fusions[state] = fusion
         return fusion
 
+    def _tried_before(self, state: int, terminal: str) -> set[str]:
+        """The terminals ``state``'s lexer tries before ``terminal``."""
+        accepts = self._actions[state]
+        earlier = set()
+        for name, _ in self._terminals:
+            if name == terminal:
+                return earlier
+            if name in accepts:
+                earlier.add(name)
+        return earlier
+
     def _fused_run(self, state: int, rule: str, expansion: tuple[str, ...], goto: int,
                    first: str) -> _FusedRun | None:
-        current = state
+        actions = self._actions
+        stack = [state]
+        lexed_in = []
         for terminal in expansion:
-            step = self._actions[current].get(terminal)
-            if step is None or not step[0]:
+            lexed_in.append(stack[-1])
+            while True:
+                step = actions[stack[-1]].get(terminal)
+                if step is None:
+                    return None
+                shift, arg = step
+                if shift:
+                    stack.append(arg)
+                    break
+                if arg.size >= len(stack):  # a reduction reaching below the run
+                    return None
+                del stack[len(stack) - arg.size:]
+                stack.append(actions[stack[-1]][arg.origin][1])
+        last = stack[-1]
+        # What each terminal the last state accepts does next: the reductions down to the
+        # rule, or (None) a shift or an error first. Gotos on nonterminals are in the same
+        # table; only terminals decide what happens next.
+        chains: dict[tuple | None, set[str]] = {}
+        for symbol in actions[last]:
+            if symbol in self._regexps or symbol == "$END":
+                chain = self._chain(stack, symbol, rule)
+                if chain is False:
+                    return None
+                chains.setdefault(chain, set()).add(symbol)
+        reducing = [chain for chain in chains if chain is not None]
+        if len(reducing) != 1 or "$END" in chains.get(None, ()):
+            return None
+        excluded = frozenset(chains.get(None, ()))
+        return _FusedRun(goto, last, first, expansion[0], excluded, tuple(lexed_in))
+
+    def _chain(self, stack: list[int], symbol: str, rule: str) -> tuple | None | bool:
+        """The reductions ``symbol`` causes from ``stack`` until ``rule`` is reduced to the
+        run's first state; ``None`` when it is shifted or fails first; ``False`` when it
+        reduces anything else to that state, or below it."""
+        actions = self._actions
+        stack = list(stack)
+        chain = []
+        while True:
+            step = actions[stack[-1]].get(symbol)
+            if step is None or step[0]:
                 return None
-            current = step[1]
-        last = self._actions[current]
-        reduces = {(a.size, a.callback, a.origin) for shift, a in last.values() if not shift}
-        if len(reduces) != 1:
-            return None
-        reduce = next(a for shift, a in last.values() if not shift)
-        if reduce.origin != rule or reduce.size != len(expansion):
-            return None
-        # (Gotos on nonterminals are there too; only terminals decide what happens next.)
-        excluded = frozenset(symbol for symbol, (shift, _) in last.items()
-                             if shift and symbol in self._regexps)
-        return _FusedRun(goto, current, first, expansion[0], excluded)
+            reduce = step[1]
+            if reduce.size >= len(stack):
+                return False
+            del stack[len(stack) - reduce.size:]
+            chain.append(reduce)
+            if len(stack) == 1:
+                return tuple(chain) if reduce.origin == rule else False
+            stack.append(actions[stack[-1]][reduce.origin][1])
 
     def expected(self, state: int) -> tuple[str, ...]:
         """The terminal names acceptable in ``state``."""

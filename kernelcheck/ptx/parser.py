@@ -27,11 +27,12 @@ from lark.exceptions import (
 
 from kernelcheck.errors import KernelcheckError, PtxSyntaxError, UnsupportedFeature
 from kernelcheck.ir.nodes import Module
-from kernelcheck.ptx.lalr_driver import DriverSyntaxError, LalrDriver
+from kernelcheck.ptx.lalr_driver import DriverSyntaxError, FusedStatement, LalrDriver
 from kernelcheck.ptx.located import LocatedError
 from kernelcheck.ptx.transformer import PtxTransformer
 
-__all__ = ["parse_ptx", "parse_ptx_file", "grammar_path", "raw_callbacks", "fused_rules"]
+__all__ = ["parse_ptx", "parse_ptx_file", "grammar_path", "raw_callbacks", "fused_rules",
+           "fused_statements"]
 
 _state = threading.local()
 
@@ -88,7 +89,8 @@ def _parser() -> tuple[Lark, PtxTransformer, LalrDriver]:
             {t.name: t.pattern.to_regexp() for t in lark.terminals}
         )
         driver = LalrDriver(lark, raw_callbacks=raw_callbacks(lark, transformer),
-                            fused_rules=fused_rules(transformer))
+                            fused_rules=fused_rules(transformer),
+                            fused_statements=fused_statements(transformer))
         pair = (lark, transformer, driver)
         for terminal in lark.terminals:
             if type(terminal.pattern).__name__ == "PatternStr":
@@ -127,6 +129,28 @@ def fused_rules(transformer: PtxTransformer) -> dict:
     run of simple operands (most of them), ``@%p1 bra $L;``, a label and a ``.loc``."""
     return {"instruction": transformer.instruction_run, "loc": transformer.loc_run,
             "label": transformer.label_run}
+
+
+# A declaration as nvcc writes it: `.param .u64 p`, `.local .align 8 .b8 depot[16]`.
+_DECLARATION = ('STATE_SPACE', '".align"?', 'INT?', 'TYPE', 'NAME', '"["?', 'INT?', '"]"?')
+
+
+def fused_statements(transformer: PtxTransformer) -> list[FusedStatement]:
+    """The spellings of declarations and ``.loc`` the table driver lexes whole, though
+    their rules have nonterminals: nvcc's register ranges, parameters, local and shared
+    arrays, and the ``.loc`` of an inlined call."""
+    return [
+        FusedStatement("variable_decl", ("STATE_SPACE", "TYPE", "REGISTER_RANGE"),
+                       transformer.register_range_decl_run),
+        FusedStatement("variable_decl", _DECLARATION, transformer.variable_decl_run),
+        FusedStatement("variable_decl", tuple(t.replace("NAME", "REGISTER")
+                                              for t in _DECLARATION),
+                       transformer.variable_decl_run),
+        FusedStatement("param", _DECLARATION, transformer.param_run),
+        FusedStatement("loc", ("LOC", '","', '"function_name"', "NAME", '"+"?', "INT?",
+                               '","?', '"inlined_at"?', "INT?", "INT?", "INT?"),
+                       transformer.loc_attributes_run),
+    ]
 
 
 def parse_ptx(text: str | bytes, filename: str | None = None, *, engine: str = "fast") -> Module:

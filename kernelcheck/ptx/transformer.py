@@ -373,6 +373,21 @@ class PtxTransformer(Transformer):
             vector=fields["vector"],
         )
 
+    def param_run(self, texts: tuple, position) -> Param:
+        """:meth:`param` for ``.param .u64 p`` or ``.param .align 8 .b8 p[16]`` lexed whole
+        (the texts of ``STATE_SPACE .align INT TYPE NAME [ INT ]``, ``None`` where absent)."""
+        space, _, align, type_, name, bracket, dim, _ = texts
+        return Param(
+            name=name,
+            type=type_[1:],
+            offset=0,
+            align=None if align is None else parse_int(align),
+            array=() if bracket is None else (None if dim is None else parse_int(dim),),
+            attributes=(),
+            space=space[1:],
+            vector=None,
+        )
+
     def perf_directive(self, c: list) -> _Tagged:
         return _tag("directive", (str(c[0]), tuple(parse_int(t) for t in c[1:])))
 
@@ -431,6 +446,48 @@ class PtxTransformer(Transformer):
             decls.append(decl)
         self._decls.extend(decls)
         return decls[0] if len(decls) == 1 else decls
+
+    def variable_decl_run(self, texts: tuple, position):
+        """:meth:`variable_decl` for one name declared the way nvcc does, lexed whole: the
+        texts of ``STATE_SPACE .align INT TYPE NAME [ INT ]`` (``None`` where absent)."""
+        space, _, align, type_, name, bracket, dim, _ = texts
+        space = space[1:]
+        pos = SourcePos(*position(4))
+        if space == "reg":
+            decl = RegisterDecl(type_[1:], (name,), None, None, pos)
+        else:
+            array = () if bracket is None else (None if dim is None else parse_int(dim),)
+            if None in array:
+                array = complete_array(name, array, None, None, (), pos)
+            decl = VariableDecl(
+                space=space,
+                name=name,
+                type=type_[1:],
+                align=None if align is None else parse_int(align),
+                array=array,
+                initializer=None,
+                attributes=(),
+                vector=None,
+                pos=pos,
+            )
+        self._decls.append(decl)
+        return decl
+
+    def register_range_decl_run(self, texts: tuple, position):
+        """:meth:`variable_decl` for ``.reg .b32 %r<100>`` lexed whole."""
+        space, type_, declared = texts
+        name, _, count = declared.partition("<")
+        name = name.rstrip()
+        count = int(count.strip(" \t>"))
+        pos = SourcePos(*position(2))
+        if space == ".reg":
+            decl = RegisterDecl(type_[1:], (name,), count, None, pos)
+        else:
+            decl = VariableDecl(space=space[1:], name=name, type=type_[1:], align=None,
+                                array=(), initializer=None, attributes=(), vector=None,
+                                pos=pos)
+        self._decls.append(decl)
+        return decl
 
     def module_variable(self, c: list):
         """A declaration at module scope: not one of the next function's declarations."""
@@ -605,6 +662,21 @@ class PtxTransformer(Transformer):
     def loc_run(self, texts: tuple, position) -> None:
         """:meth:`loc` for a ``.loc`` the table driver lexed whole (no attributes)."""
         return self.loc(texts)
+
+    def loc_attributes_run(self, texts: tuple, position) -> None:
+        """:meth:`loc` for the ``.loc`` of an inlined call lexed whole: the texts of
+        ``LOC , function_name NAME + INT , inlined_at INT INT INT`` (``None`` where
+        absent)."""
+        _, file, line, column = texts[0].split()
+        name = texts[3] if texts[4] is None else f"{texts[3]}+{parse_int(texts[5])}"
+        inlined = None
+        if texts[7] is not None:
+            inlined = SourceLoc(parse_int(texts[8]), parse_int(texts[9]),
+                                parse_int(texts[10]))
+        loc = SourceLoc(int(file), int(line), int(column), name, inlined)
+        if loc != self._loc:
+            self._loc = loc
+        return None
 
     def loc_raw(self, c: list) -> None:
         """:meth:`loc` for the table driver: the attributes come as one :class:`_Repeat`."""
