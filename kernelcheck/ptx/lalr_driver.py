@@ -32,7 +32,7 @@ import bisect
 import itertools
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 try:  # the regular-expression parser of the standard library (Python 3.11+)
     from re import _parser as _regex_parser
@@ -53,6 +53,9 @@ __all__ = ["LalrDriver", "DriverSyntaxError", "FusedStatement", "LazyToken"]
 # (gh-106052; Debian 12 ships 3.11.2), and tests/ptx/test_lalr_driver.py checks it.
 _SKIP_PIECES = r"(?:[ \t\r\n]+(?![ \t\r\n])|//[^\n]*(?![^\n])|/\*(?:[^*]|\*(?!/))*\*/)*"
 _SKIP = _SKIP_PIECES + r"(?![ \t\r\n]|//|/\*)"
+# Between the terminals of a fused run: blanks only. A comment there fails the run, which is
+# then lexed token by token (nvcc writes none inside a statement).
+_BLANKS = r"[ \t\r\n]*(?![ \t\r\n]|//|/\*)"
 _CATEGORIES = {"CATEGORY_WORD": r"\w", "CATEGORY_DIGIT": r"\d", "CATEGORY_SPACE": r"\s"}
 
 
@@ -147,6 +150,8 @@ class _FusedRun:
     # reducing down to the rule: the pattern makes sure none of them comes next.
     excluded: frozenset[str]
     lexed_in: tuple[int, ...]  # the state each terminal is lexed in
+    # How the next token is lexed, by the state the stack reached (see `_landing`).
+    landings: dict[int, tuple[int | None, int | None]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -171,6 +176,7 @@ class _FusedRule:
     names: tuple[str, ...]  # the groups of the terminals of the longest expansion
     runs: dict[tuple[bool, ...], _FusedRun]  # by which groups took part in the match
     callback: Callable  # takes the groups' texts (None where absent) and their positions
+    whole: _FusedRun | None = None  # the only run, where no terminal is optional
 
 
 @dataclass(frozen=True, slots=True)
@@ -351,7 +357,6 @@ class LalrDriver:
                        if not shift}
             if len(reduces) == 1 and all(not shift for shift, _ in actions.values()):
                 self._defaults[state] = next(a for _, a in actions.values())
-        self._landings: dict[tuple[int, _FusedRun], tuple[int | None, int | None]] = {}
 
     def _scanner(self, state: int) -> re.Pattern:
         accepts = frozenset(s for s in self._actions[state] if s.isupper() and s != "$END")
@@ -487,9 +492,11 @@ class LalrDriver:
         rule = fusion.rules[match.lastgroup]
         names = rule.names
         taken = match.group(*names) if len(names) > 1 else (match.group(names[0]),)
-        run = rule.runs.get(tuple(map(bool, taken)))  # a terminal never matches ""
+        run = rule.whole
         if run is None:
-            return None
+            run = rule.runs.get(tuple(map(bool, taken)))  # a terminal never matches ""
+            if run is None:
+                return None
         if first is not None and (run.first_terminal != first[0]
                                   or match.end(run.first) != first[1]):
             return None
@@ -511,10 +518,9 @@ class LalrDriver:
             states.append(goto)
             values.append(value)
             reduce = defaults.get(goto)
-        key = (states[-1], run)
-        landing = self._landings.get(key)
+        landing = run.landings.get(states[-1])
         if landing is None:
-            landing = self._landings[key] = self._landing(run, states[-1])
+            landing = run.landings[states[-1]] = self._landing(run, states[-1])
         return match.end(), landing[0], landing[1]
 
     def _landing(self, run: _FusedRun, landed: int) -> tuple[int | None, int | None]:
@@ -586,7 +592,7 @@ class LalrDriver:
                             f"(?:{self._regexps[t]})" for t in sorted(before[index])) + ")"
                     # The blanks before the first terminal are skipped once, before the
                     # alternatives (a skip is maximal: it never gives anything back).
-                    skip = "" if index == 0 else _SKIP
+                    skip = "" if index == 0 else _BLANKS
                     piece = (f"{skip}{guard}(?=(?P<{group}>{self._regexps[terminal]}))"
                              f"(?P={group})")
                     pieces.append(f"(?:{piece})?" if optional[index] else piece)
@@ -607,7 +613,9 @@ class LalrDriver:
                 names = tuple(f"{prefix}{index}" for index in range(len(longest)))
                 alternatives.append((self._order.get(longest[0], len(self._order)),
                                      "".join(pieces), marker,
-                                     _FusedRule(names, runs, callback)))
+                                     _FusedRule(names, runs, callback,
+                                                None if any(optional) else
+                                                next(iter(runs.values())))))
         fusion = None
         if alternatives:
             alternatives.sort(key=lambda item: item[0])
