@@ -1211,6 +1211,14 @@ class _Walker:
                     continue
                 x, bound, mode = shape
                 found = _iv_offset(x, ivs, key)
+                scale = 1
+                if found is None and type(x.arg) is Mul and len(x.arg.args) == 2 and type(
+                        x.arg.args[0]) is Const and x.arg.args[0].value > 0:
+                    # A multiple of the variable (``4*i < n``, SASS's test of a 64-bit
+                    # index shifted left by 2): the tested values are ``k*(iv + c)``,
+                    # congruent to the machine's as the unscaled ones are.
+                    scale = x.arg.args[0].value
+                    found = _iv_offset(Wrap(x.arg.args[1], x.bits, x.signed), ivs, key)
                 if found is None:
                     continue
                 var, c = found
@@ -1219,10 +1227,17 @@ class _Walker:
                 # (``if (r != 0)`` before a count-down remainder loop).
                 # The wrapped first value is congruent to the machine's; the evaluator
                 # checks that no later tested value leaves the wrap range.
-                x0 = apply_guards(wrap(add(init, c), x.bits, x.signed), out[header].guard)
-                trips.append(TripMax(x0, step, bound, x.bits, x.signed, mode))
+                first, tested_step = add(init, c), step
+                if scale != 1:
+                    first, tested_step = mul(Const(scale), first), mul(Const(scale), step)
+                x0 = apply_guards(wrap(first, x.bits, x.signed), out[header].guard)
+                trips.append(TripMax(x0, tested_step, bound, x.bits, x.signed, mode))
                 if c == step and mode == "lt":
-                    caps.append((var, bound))
+                    # Every value after the first passed the test: ``value < bound``, or
+                    # ``value <= (bound - 1) / k`` for ``k*value < bound`` (the division
+                    # truncates toward zero: for a negative bound it is the looser bound).
+                    caps.append((var, bound if scale == 1 else add(
+                        Div(add(bound, Const(-1)), Const(scale)), Const(1))))
             if not trips:
                 continue
             trip = trips[0]

@@ -323,6 +323,13 @@ def _kparam_read(st, offsets, width, count):
     if len(offsets) and end > len(raw):
         raise MemoryFault("read past the end of the kernel parameters", kind="read",
                           space="param", address=int(offsets.max()), width=width * count)
+    size = width * count
+    if len(offsets) and size > 1 and bool((offsets % size != 0).any()):
+        # PTX ISA: an address not aligned to the access size is not read (the hardware
+        # reports a misaligned address); the launch check reads table entries the same way.
+        bad = int(offsets[offsets % size != 0][0])
+        raise MemoryFault("misaligned read of the kernel parameters", kind="read",
+                          space="param", address=bad, width=size)
     out = []
     for k in range(count):
         idx = offsets.astype(np.int64)[:, None] + k * width + np.arange(width)

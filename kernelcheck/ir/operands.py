@@ -575,6 +575,8 @@ def _sass_operand_count(instr: Instruction, position: int, destination: bool) ->
         return 2
     if opcode == "LEPC":  # the 64-bit program counter (the return address of a call)
         return 2 if destination else 1
+    if opcode == "CS2R":  # a 64-bit special register (SRZ, SR_CLOCKLO) unless `.32`
+        return 1 if "32" in instr.modifiers or not destination else 2
     if opcode == "LDGMC":
         return max((ldgmc_width(instr.modifiers) or 4) // 4, 1) if destination else 1
     if opcode in _SASS_CONVERT:

@@ -194,10 +194,15 @@ PARAMX_SPAN = 1024
 
 
 def _paramx(offsets, size, params):
-    """The values of ``size`` bytes of ``params`` at every offset in ``offsets``.
+    """The values of ``size`` bytes of ``params`` at every offset in ``offsets`` that is a
+    multiple of ``size``.
 
-    Invalid when some offset of the range is outside the buffer: what the kernel reads
-    there is not known (the table entries cannot be read exactly).
+    A load of the parameter buffer (``ld.param``, SASS ``LDC``) at an address that is not
+    aligned to its size does not read: it faults (PTX ISA: addresses must be naturally
+    aligned; the buffer itself starts 16-byte aligned), so a range of offsets ``8*k + 64``
+    reads only its multiples of 8, not the bytes between table entries. Invalid when some
+    offset of the range is outside the buffer: what the kernel reads there is not known
+    (the table entries cannot be read exactly).
     """
     if offsets is None or not offsets:
         return offsets
@@ -207,7 +212,7 @@ def _paramx(offsets, size, params):
     if sum(h - lo_ + 1 for lo_, h in offsets) > PARAMX_SPAN:
         return [(0, (1 << (8 * size)) - 1)]
     seen = sorted({int.from_bytes(params[o:o + size], "little")
-                   for lo_, h in offsets for o in range(lo_, h + 1)})
+                   for lo_, h in offsets for o in range(lo_, h + 1) if o % size == 0})
     return _norm([(x, x) for x in seen])
 
 

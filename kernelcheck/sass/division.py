@@ -233,8 +233,8 @@ class _Matcher:
             return "reg", dest, reads[3]
         if op == "HFMA2" and count == 5 and _zero_halves(instr):
             return "reg", dest, _ZERO
-        if op == "CS2R" and count == 2 and type(instr.operands[1]) is Register and (
-                instr.operands[1].name == "SRZ") and "32" not in mods:
+        if op == "CS2R" and count == 2 and getattr(instr.operands[1], "name", None) == (
+                "SRZ") and "32" not in mods:
             return "reg", dest, _ZERO
         if op == "I2F" and count == 2 and reads[1] is not None:
             # The divisor of div.s32 is |d| (IABS), converted as signed or as unsigned.

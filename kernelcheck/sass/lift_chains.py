@@ -407,7 +407,9 @@ def lea(lifter, instr):
     if len(rest) < 3 or type(plain(rest[2])) is not Immediate:
         return opaque_instruction(lifter, instr)
     a, b, s = rest[0], rest[1], plain(rest[2]).value
-    chained = any(p not in ("PT", "UPT") for p in preds) and lifter.guard is None
+    # Under a guard the chain pairs only with a high instruction under the same guard
+    # (if-converted code: `@P0 LEA R14, P5, ...` then `@P0 LEA.HI.X R15, ..., P5`).
+    chained = any(p not in ("PT", "UPT") for p in preds)
     if chained:
         a_snap, b_snap = snap(lifter, a), snap(lifter, b)
         if a_snap.modifier is not None or b_snap.modifier is not None:
@@ -426,7 +428,7 @@ def lea_high(lifter, instr, dest: Register, rest):
     sx = "SX32" in instr.modifiers
     # LEA.HI.X d, a, b_hi, a_hi, s, P   /   LEA.HI.X.SX32 d, a, b_hi, s, P
     need = 4 if sx else 5
-    if len(rest) < need or lifter.guard is not None:
+    if len(rest) < need:
         return opaque_instruction(lifter, instr)
     a, b_hi = rest[0], rest[1]
     a_hi = None if sx else rest[2]

@@ -161,14 +161,18 @@ def _s2r(lifter, instr):
 
 
 def _cs2r(lifter, instr):
+    """``CS2R Rd, SRZ`` zeroes the pair ``Rd:Rd+1`` (one register with ``.32``); any other
+    special register (``SR_CLOCKLO``) makes both opaque."""
     dest = _dest(instr)
     source = instr.operands[1] if len(instr.operands) > 1 else None
     wide = "32" not in instr.modifiers
-    if type(source) is Register and source.name == "SRZ":
+    if dest is None:
+        return opaque_instruction(lifter, instr)
+    if type(source) in (Register, SpecialRegister) and source.name == "SRZ":
         if wide:
             return write64(lifter, dest, _next(dest), pair64(lifter, Immediate(0)))
         return write32(lifter, dest, lambda r: lifter.emit("mov", ("b32",), (r, Immediate(0))))
-    return opaque_instruction(lifter, instr)
+    return _opaque_words(lifter, dest, 2 if wide else 1)
 
 
 def _ldc(lifter, instr):
@@ -507,7 +511,11 @@ def _isetp(lifter, instr):
         found = lifter.state.pending.get(chain.name) if type(chain) is Register else None
         if found is None or found[0] != "cmp" or found[1] != cmp or lifter.guard is not None:
             return _opaque_preds(lifter, targets)
-        x, y = build64(lifter, found[2], a), build64(lifter, found[3], b)
+        # The low words as the low compare read them (a register rewritten since, as by
+        # `SHF.L.U64.HI R3, R16, 0x2, R17` after `ISETP ... R3, R0`, still pairs).
+        low_a, low_b = found[2], found[3]
+        x = build64(lifter, low_a.value, a, low_a.fact, low_a.name, low_a.unchanged(lifter))
+        y = build64(lifter, low_b.value, b, low_b.fact, low_b.name, low_b.unchanged(lifter))
         kind = "u64" if unsigned else "s64"
     else:
         x, y = src32(lifter, a), src32(lifter, b)
@@ -528,8 +536,11 @@ def _isetp(lifter, instr):
         lifter.state.kill(target.name)
     if "EX" not in mods and type(first) is Register and unsigned and extra is True and (
             combine == "and") and lifter.guard is None and first.name not in ("PT", "UPT"):
-        depends = tuple(o.name for o in (plain(a), plain(b)) if type(o) is Register)
-        lifter.state.pending[first.name] = ("cmp", cmp, a, b, depends)
+        low_a, low_b = snap(lifter, a), snap(lifter, b)
+        if low_a.modifier is None and low_b.modifier is None:
+            # Until the predicate is rewritten: the `.EX` half reads the low words as they
+            # were here, whatever their registers hold by then.
+            lifter.state.pending[first.name] = ("cmp", cmp, low_a, low_b, ())
 
 
 def _plop3(lifter, instr):

@@ -385,11 +385,28 @@ def write64(lifter, lo_name: str, hi_name: str, value: Register,
     lifter.emit("shr", ("u64",), (shifted, target, Immediate(32)))
     lifter.emit("cvt", ("u32", "u64"), (hi, shifted))
     state = lifter.state
+    # What reads the low word (a compare whose `.EX` half comes later: `ISETP.LT.U32 P1,
+    # R16, 0x80` between `IADD3 R16, P0, ...` and `IMAD.X R17, ..., P0`) stays valid when
+    # the chain keeps it.
+    # Facts about other registers that name the low word (`R3` holds `R16 << 2`) stay
+    # true too.
+    readers, facts = {}, {}
+    if low_kept and guard is None:
+        readers = {k: v for k, v in state.pending.items() if k != lo_name and lo_name in v[-1]}
+        facts = {k: v for k, v in state.tags.items() if k != lo_name and lo_name in v[1:]}
     state.kill(target.name)
     state.kill(lo_name)
     if low_kept and guard is None:
         state.writes[lo_name] -= 1
     state.kill(hi_name)
+    for k, v in readers.items():
+        if k not in (hi_name, target.name) and hi_name not in v[-1] and (
+                target.name not in v[-1]):
+            state.pending[k] = v
+    for k, v in facts.items():
+        if k not in (hi_name, target.name) and hi_name not in v[1:] and (
+                target.name not in v[1:]):
+            state.tags[k] = v
     if guard is None:
         state.tags[lo_name] = ("v", target.name, "lo")
         state.tags[hi_name] = ("v", target.name, "hi")

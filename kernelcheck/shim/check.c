@@ -747,9 +747,10 @@ static int cmp_u64(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
-/* Python _paramx: the values of size bytes of the buffer at every offset of o; invalid
- * when an offset lies outside the buffer, every value of the width past PARAMX_SPAN
- * offsets. tmp holds PARAMX_SPAN values. */
+/* Python _paramx: the values of size bytes of the buffer at every offset of o that is a
+ * multiple of size (a misaligned load faults); invalid when an offset lies outside the
+ * buffer, every value of the width past PARAMX_SPAN offsets. tmp holds PARAMX_SPAN
+ * values. */
 static void paramx(struct slot *r, const struct slot *o, int64_t size,
                    const unsigned char *params, size_t psize, uint64_t *tmp)
 {
@@ -772,6 +773,8 @@ static void paramx(struct slot *r, const struct slot *o, int64_t size,
     int n = 0;
     for (int k = 0; k < o->n; k++)
         for (i128 off = o->p[k].lo; off <= o->p[k].hi; off++) {
+            if (off % size)
+                continue;
             uint64_t x = 0;
             for (int64_t j = size - 1; j >= 0; j--)
                 x = x << 8 | params[(size_t)off + (size_t)j];

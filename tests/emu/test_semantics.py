@@ -199,3 +199,28 @@ def test_store_to_param_through_a_register_address_is_unsupported():
 }"""
     with pytest.raises(UnsupportedFeature, match="through a register address"):
         Emulator().load_module(ptx)
+
+
+def _table_read(scale: int):
+    ptx = HEAD + f""".visible .entry k(.param .align 8 .b8 tbl[32], .param .u64 out)
+{{
+  .reg .b32 %r<3>; .reg .b64 %rd<8>;
+  ld.param.u64 %rd1, [out]; mov.u32 %r1, %tid.x;
+  mov.b64 %rd2, tbl; mul.wide.u32 %rd3, %r1, {scale}; add.s64 %rd4, %rd2, %rd3;
+  ld.param.u64 %rd5, [%rd4];
+  mul.wide.u32 %rd6, %r1, 8; add.s64 %rd7, %rd1, %rd6; st.global.u64 [%rd7], %rd5;
+  ret;
+}}"""
+    emu = Emulator()
+    out = emu.alloc(8 * 4)
+    table = b"".join((0x1000 * (k + 1)).to_bytes(8, "little") for k in range(4))
+    emu.launch(emu.load_module(ptx), "k", grid=(1,), block=(4,), params=[table, out])
+    return emu.copy_dtoh(out, 8 * 4, np.uint64)
+
+
+def test_table_in_the_parameters_is_read_at_aligned_offsets_only():
+    # Each thread reads the 8-byte entry at 8*tid; at 4*tid half the threads would read
+    # across two entries, which the hardware refuses as a misaligned address.
+    assert list(_table_read(8)) == [0x1000, 0x2000, 0x3000, 0x4000]
+    with pytest.raises(MemoryFault, match="misaligned"):
+        _table_read(4)

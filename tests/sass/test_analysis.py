@@ -23,14 +23,10 @@ EXPECTED = tomllib.loads((FIXTURES / "expected.toml").read_text())["kernels"]
 # Sound but weaker answers of the SASS analysis, with the class it gives and why. A weaker
 # answer is "not_proven" or "conditional" where the truth is stronger; never "always" for
 # a kernel that is not, and never a false "idempotent" instance.
-KNOWN_WEAKER = {
-    # The foreach negation's scalar path: ptxas unrolls it and the unrolled stores'
-    # addresses lose the table entry they start from.
-    ("sm_80", "_Z14apply_to_listsI14TensorListMetaILi2EE13NegateFunctorJEEvT_T0_DpT1_"):
-        "not_proven",
-    ("sm_90", "_Z14apply_to_listsI14TensorListMetaILi2EE13NegateFunctorJEEvT_T0_DpT1_"):
-        "not_proven",
-}
+# (arch, kernel) -> the class the SASS analysis gives where it is weaker than the PTX
+# analysis's. None now: the foreach negation's scalar path (if-converted `@P0 LEA` /
+# `@P0 LEA.HI.X` pairs after a `CS2R R8, SRZ`) is proven like its PTX.
+KNOWN_WEAKER: dict[tuple[str, str], str] = {}
 # Kernels whose class is right but whose example instances the SASS LaunchCheck does not
 # prove: the 64-bit grid-stride loop's trip count is not bounded, as in the PTX analysis of
 # the same kernel.

@@ -373,3 +373,93 @@ def test_constant_bank_read_at_a_register_offset_reads_the_parameter_table():
     assert any(op == 25 for op, *_ in check.program)  # PARAMX
     (write,) = check.accesses
     assert check.program[write.expand_slot][:2] == (3, 3)  # TVAR %ctaid.x
+
+
+def test_cs2r_of_srz_zeroes_the_register_pair():
+    # `CS2R R8, SRZ` writes R8 and R9: the stale R9 (here the block index) must not become
+    # the high word of the index the store adds.
+    summary = _kernel([
+        "S2R R9, SR_CTAID.X",
+        "S2R R0, SR_TID.X",
+        "LDC.64 R2, c[0x0][0x210]",
+        "CS2R R8, SRZ",
+        "IADD3 R4, P0, R8, R2, RZ",
+        "IADD3.X R5, R9, R3, RZ, P0, !PT",
+        "STG.E desc[UR4][R4.64], R0",
+        "EXIT",
+    ])
+    assert _write_terms(summary) == ["param_0"]
+
+
+def test_cs2r_defines_both_registers_of_its_pair():
+    from kernelcheck.ir.operands import defs
+
+    sass = function_from_sass(
+        SassFunction("k", (SassInstruction(0, "CS2R R8, SRZ"),
+                           SassInstruction(16, "CS2R.32 R10, SR_CLOCKLO"),
+                           SassInstruction(32, "EXIT"))),
+        params=(), directives=(("EIATTR_PARAM_CBANK", (0, 0x210, 0)),))
+    first, second = sass.instructions[:2]
+    assert defs(first) == ("R8", "R9")
+    assert defs(second) == ("R10",)
+
+
+def test_if_converted_lea_pair_keeps_the_store_address():
+    # `@P0 LEA` / `@P0 LEA.HI.X` under one guard, as ptxas if-converts an unrolled guarded
+    # store: the 64-bit address is p + 4*i, not a high word left opaque.
+    summary = _kernel([
+        "S2R R0, SR_TID.X",
+        "LDC.64 R2, c[0x0][0x210]",
+        "LDC R5, c[0x0][0x218]",
+        "ISETP.GE.U32.AND P0, PT, R0, R5, PT",
+        "@!P0 LEA R6, P1, R0, R2, 0x2",
+        "@!P0 LEA.HI.X R7, R0, R3, RZ, 0x2, P1",
+        "@!P0 STG.E desc[UR4][R6.64], R0",
+        "EXIT",
+    ])
+    assert summary.kernel_class == "always"
+    assert _write_terms(summary) == ["(4*%tid.x + param_0)"]
+
+
+def test_extended_compare_pairs_with_a_low_word_rewritten_in_between():
+    # for (i = tid; 4*i < n && i < 128; i += ntid) out[i] = in[i], with a 64-bit i in
+    # R16:R17: the low compare reads R3 = lo(4*i), then SHF.L.U64.HI rewrites R3 with
+    # hi(4*i) before the `.EX` half reads it, and the chain that advances i completes
+    # between the compares. Both tests bound the loop: with 8 threads and n = 100 bytes
+    # the stores stay in [out, out + 100) (the test of i < 128 alone would give 512).
+    summary = _kernel([
+        "S2R R16, SR_TID.X",
+        "LDC.64 R10, c[0x0][0x210]",
+        "LDC.64 R12, c[0x0][0x220]",
+        "LDC R0, c[0x0][0x218]",
+        "ULDC UR6, c[0x0][0x0]",
+        "IMAD.MOV.U32 R17, RZ, RZ, RZ",
+        "IMAD.SHL.U32 R15, R16, 0x4, RZ",
+        "SHF.L.U64.HI R3, R16, 0x2, R17",
+        "IADD3 R8, P0, R12, R15, RZ",
+        "IMAD.X R9, R13, 0x1, R3, P0",
+        "LDG.E R5, desc[UR4][R8.64]",
+        "IADD3 R14, P0, R10, R15, RZ",
+        "IMAD.X R15, R11, 0x1, R3, P0",
+        "STG.E desc[UR4][R14.64], R5",
+        "IADD3 R16, P0, R16, UR6, RZ",
+        "ISETP.LT.U32.AND P1, PT, R16, 0x80, PT",
+        "IMAD.SHL.U32 R3, R16, 0x4, RZ",
+        "IMAD.X R17, RZ, RZ, R17, P0",
+        "ISETP.GE.U32.AND P0, PT, R3, R0, PT",
+        "SHF.L.U64.HI R3, R16, 0x2, R17",
+        "ISETP.LT.U32.AND.EX P1, PT, R17, RZ, PT, P1",
+        "ISETP.GE.AND.EX P0, PT, R3, RZ, PT, P0",
+        "@!P0 BRA P1, 0x60",
+        "EXIT",
+    ], params=(("out", "b64", 0), ("n", "b32", 8), ("in", "b64", 16)),
+    )
+    from kernelcheck.launch.evaluate import _run
+
+    check = summary.launch_check
+    params = ((0x10000).to_bytes(8, "little") + (100).to_bytes(8, "little")
+              + (0x20000).to_bytes(8, "little"))
+    vals, _ = _run(check.program, params, (1, 1, 1), (8, 1, 1))
+    write = next(a for a in check.accesses if a.kind == 1)
+    ranges = vals[write.addr_slot]
+    assert (ranges[0][0], ranges[-1][1] + write.width) == (0x10000, 0x10000 + 100)
