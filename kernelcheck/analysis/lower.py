@@ -115,6 +115,14 @@ def _constraints(literals) -> dict:
                 put(a, ne=b)
             if is_launch_constant(a):
                 put(b, ne=a)
+    # ``k*x <= h`` with ``k > 0`` bounds ``x`` by ``h / k`` (truncated toward zero: for a
+    # negative ``h`` the looser bound). A test of ``4*tid < n`` before a loop over ``tid``,
+    # ``tid + ntid``, ... bounds the loop's first value, which no loop test bounds.
+    for term in list(cons):
+        if type(term) is Mul and len(term.args) == 2 and type(term.args[0]) is Const and (
+                term.args[0].value > 0) and type(term.args[1]) is not Const:
+            for hi in list(cons[term][1]):
+                put(term.args[1], hi=Div(hi, term.args[0]))
     return cons
 
 

@@ -83,7 +83,7 @@ from dataclasses import dataclass, field
 __all__ = [
     "FORMAT_VERSION", "LaunchCheck", "AccessRecord", "OPS", "READ", "WRITE", "ATOMIC_OK",
     "ATOMIC_BAD", "DIM_NAMES", "TVAR_NAMES", "MAX_ATOMS", "TRIP_MODES", "CMP_NAMES",
-    "IN_MODULE", "EXPAND_TVARS", "slot_refs",
+    "IN_MODULE", "EXPAND_TVARS", "slot_refs", "bitwise_point",
 ]
 
 FORMAT_VERSION = 5
@@ -260,3 +260,14 @@ class LaunchCheck:
             pos += 8
         return cls(kernel, param_size, tuple(program), tuple(accesses), tuple(pairs),
                    reason if flags & 1 else "")
+
+
+def bitwise_point(op: int, x: int, y: int) -> int | None:
+    """The exact REM (sign of the dividend), AND, OR or XOR record (``op`` 12, 14, 15, 16)
+    of two single values, as every evaluator computes it; None for a remainder by zero."""
+    if op == 12:
+        if y == 0:
+            return None
+        r = abs(x) % abs(y)
+        return r if x >= 0 else -r
+    return x & y if op == 14 else x | y if op == 15 else x ^ y

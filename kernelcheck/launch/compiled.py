@@ -26,7 +26,7 @@ from __future__ import annotations
 import struct
 
 from kernelcheck.analysis.intervals import DeferredIntervalSet, IntervalSet
-from kernelcheck.launch.check import ATOMIC_BAD, LaunchCheck
+from kernelcheck.launch.check import ATOMIC_BAD, LaunchCheck, bitwise_point
 
 __all__ = ["compile_check", "compiled_source"]
 
@@ -53,13 +53,21 @@ def _div(a, b, c, d):
 
 
 def _rem(a, b, c, d):
+    if a == b and c == d and c != 0:
+        return _point(bitwise_point(12, a, c))
     if c <= 0 <= d:
         raise _Fallback
     m = max(abs(c), abs(d)) - 1
     return (0 if a >= 0 else -m), (m if b > 0 else 0)
 
 
+def _point(v):
+    return v, v
+
+
 def _and(a, b, c, d):
+    if a == b and c == d:
+        return _point(a & c)
     if a >= 0 and c >= 0:
         return 0, min(b, d)
     if a >= 0:
@@ -70,9 +78,17 @@ def _and(a, b, c, d):
 
 
 def _or(a, b, c, d):
+    if a == b and c == d:
+        return _point(a | c)
     if a >= 0 and c >= 0:
         return 0, (1 << max(b, d).bit_length()) - 1
     raise _Fallback
+
+
+def _xor(a, b, c, d):
+    if a == b and c == d:
+        return _point(a ^ c)
+    return _or(a, b, c, d)
 
 
 def _wrap(lo, hi, lo_r, hi_r, mod):
@@ -123,7 +139,7 @@ def _tripmax(xlo, xhi, slo, shi, blo, bhi, bits, signed, mode):
 
 
 _BINARY = {8: "MIN", 9: "MAX", 10: "JOIN", 11: "_div", 12: "_rem", 14: "_and", 15: "_or",
-           16: "_or"}
+           16: "_xor"}
 
 
 def _cmp(alo, ahi, blo, bhi, op):
@@ -532,8 +548,8 @@ def compile_check(check: LaunchCheck):
                                       atomic_detail, IntervalSet.single(start, stop))
 
         namespace = {"_mul": _mul, "_div": _div, "_rem": _rem, "_and": _and, "_or": _or,
-                     "_wrap": _wrap, "_bound": _bound, "_neq": _neq, "_tripmax": _tripmax,
-                     "_cmp": _cmp, "_pow2": _pow2, "_shrv": _shrv,
+                     "_xor": _xor, "_wrap": _wrap, "_bound": _bound, "_neq": _neq,
+                     "_tripmax": _tripmax, "_cmp": _cmp, "_pow2": _pow2, "_shrv": _shrv,
                      "_Fallback": _Fallback, "_IDEMPOTENT": verdict_idem,
                      "_only": only, "_deferred": deferred,
                      "_lattice": ev.lattice_may_overlap, "_lattice_sym": _lattice_sym,

@@ -31,6 +31,7 @@ from kernelcheck.launch.check import (
     EXPAND_TVARS,
     IN_MODULE,
     LaunchCheck,
+    bitwise_point,
     slot_refs,
 )
 
@@ -402,6 +403,11 @@ def _binary(op, x, y):
         return _norm(out)
     a, b = _hull(x)
     c, d = _hull(y)
+    if a == b and c == d and op in (12, 14, 15, 16):
+        # Two points (a launch constant, or one block's entry of a table): the exact value
+        # (`n % 4` of this block's `n`, as the kernel computes it).
+        point = bitwise_point(op, a, c)
+        return None if point is None else [(point, point)]
     if op == 8:
         return [(min(a, c), min(b, d))]
     if op == 9:

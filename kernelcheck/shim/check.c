@@ -393,6 +393,11 @@ static void binary(struct slot *r, int op, const struct slot *x, const struct sl
         r->n = -1;
         return;
     case 12: { /* REM, sign of the dividend */
+        if (a == b && c == d && c != 0 && !is_inf(a) && !is_inf(c)) {
+            i128 m = abs2(a) % abs2(c);
+            set1(r, a >= 0 ? m : -m, a >= 0 ? m : -m);
+            return;
+        }
         if (c <= 0 && 0 <= d) {
             r->n = -1;
             return;
@@ -403,13 +408,17 @@ static void binary(struct slot *r, int op, const struct slot *x, const struct sl
         return;
     }
     case 14: /* AND */
-        if (a >= 0 && c >= 0) set1(r, 0, min2(b, d));
+        if (a == b && c == d && !is_inf(a) && !is_inf(c)) set1(r, a & c, a & c);
+        else if (a >= 0 && c >= 0) set1(r, 0, min2(b, d));
         else if (a >= 0) set1(r, 0, b);
         else if (c >= 0) set1(r, 0, d);
         else r->n = -1;
         return;
     case 15: case 16: /* OR, XOR */
-        if (a >= 0 && c >= 0) {
+        if (a == b && c == d && !is_inf(a) && !is_inf(c)) {
+            i128 v = op == 15 ? (a | c) : (a ^ c);
+            set1(r, v, v);
+        } else if (a >= 0 && c >= 0) {
             i128 m = max2(b, d);
             set1(r, 0, is_inf(m) || bit_length(m) >= 100 ? KC_INF
                                                           : ((i128)1 << bit_length(m)) - 1);

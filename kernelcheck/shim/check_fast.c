@@ -130,6 +130,12 @@ static inline int op_rem(struct iv *r, struct iv x, struct iv y)
 {
     if ((y.lo <= 0 && 0 <= y.hi) || y.lo == INT64_MIN)
         return 0;
+    if (x.lo == x.hi && y.lo == y.hi && x.lo != INT64_MIN) {
+        /* two points: the exact remainder, with the sign of the dividend (Python REM) */
+        int64_t m = (x.lo < 0 ? -x.lo : x.lo) % (y.lo < 0 ? -y.lo : y.lo);
+        r->lo = r->hi = x.lo < 0 ? -m : m;
+        return 1;
+    }
     int64_t m = mx(y.lo < 0 ? -y.lo : y.lo, y.hi < 0 ? -y.hi : y.hi) - 1;
     r->lo = x.lo >= 0 ? 0 : -m;
     r->hi = x.hi > 0 ? m : 0;
@@ -138,6 +144,10 @@ static inline int op_rem(struct iv *r, struct iv x, struct iv y)
 
 static inline int op_and(struct iv *r, struct iv x, struct iv y)
 {
+    if (x.lo == x.hi && y.lo == y.hi) {
+        r->lo = r->hi = x.lo & y.lo;
+        return 1;
+    }
     r->lo = 0;
     if (x.lo >= 0 && y.lo >= 0)
         r->hi = mn(x.hi, y.hi);
@@ -150,8 +160,13 @@ static inline int op_and(struct iv *r, struct iv x, struct iv y)
     return 1;
 }
 
-static inline int op_or(struct iv *r, struct iv x, struct iv y)
+/* OR (xor == 0) or XOR (xor == 1) */
+static inline int op_or(struct iv *r, struct iv x, struct iv y, int64_t xor)
 {
+    if (x.lo == x.hi && y.lo == y.hi) {
+        r->lo = r->hi = xor ? (x.lo ^ y.lo) : (x.lo | y.lo);
+        return 1;
+    }
     if (x.lo < 0 || y.lo < 0)
         return 0;
     int64_t m = mx(x.hi, y.hi);
@@ -311,7 +326,7 @@ static int step(const struct fins *in, struct iv *v, const unsigned char *params
     case F_REM: ok = op_rem(r, x, y); break;
     case F_SHR: r->lo = shr64(x.lo, in->imm), r->hi = shr64(x.hi, in->imm); break;
     case F_AND: ok = op_and(r, x, y); break;
-    case F_OR: ok = op_or(r, x, y); break;
+    case F_OR: ok = op_or(r, x, y, in->imm); break;
     case F_BOUND: ok = op_bound(r, x, y, v[in->c]); break;
     case F_TRIP: ok = op_trip(r, x, y, v[in->c], in->imm); break;
     case F_NEQ: ok = op_neq(r, x, y); break;
@@ -476,7 +491,7 @@ static void compile_record(struct builder *B, uint32_t k, int unbounded)
     case 12: s = emit(B, F_REM, C_RANGE, sa, sb, 0, 0); break;
     case 13: s = emit(B, F_SHR, is_point(B, sa) ? C_POINT : C_RANGE, sa, sa, 0, b); break;
     case 14: s = emit(B, F_AND, C_RANGE, sa, sb, 0, 0); break;
-    case 15: case 16: s = emit(B, F_OR, C_RANGE, sa, sb, 0, 0); break;
+    case 15: case 16: s = emit(B, F_OR, C_RANGE, sa, sb, 0, op == 16); break;
     case 17: s = emit(B, F_BOUND, C_RANGE, sa, sb, sc, 0); break;
     case 18:
         if (a < 0)
@@ -1000,7 +1015,7 @@ and:
     GIVE_UP_UNLESS(op_and(r, v[in->a], v[in->b]));
     NEXT();
 or:
-    GIVE_UP_UNLESS(op_or(r, v[in->a], v[in->b]));
+    GIVE_UP_UNLESS(op_or(r, v[in->a], v[in->b], in->imm));
     NEXT();
 bound:
     GIVE_UP_UNLESS(op_bound(r, v[in->a], v[in->b], v[in->c]));

@@ -13,3 +13,27 @@ def test_bound_on_a_shifted_special_register_bounds_the_register():
     guard = (Cmp("lt", wrap(add(tid, Const(1)), 32, False), Param("n", 8, 4)),)
     guarded = apply_guards(add(Param("p", 0, 8), tid), guard)
     assert contains(guarded, lambda t: type(t) is Bound)
+
+
+def test_bound_on_a_multiple_of_a_register_bounds_the_register():
+    # ``4*tid < n`` (the entry test of a loop over tid, tid + ntid, ... with 16-byte
+    # accesses) bounds ``tid`` by ``(n - 1) / 4`` wherever the address holds it alone.
+    from kernelcheck.analysis.terms import Div, Join, mul
+
+    tid = Special("%tid.x")
+    n = Param("n", 8, 4)
+    guard = (Cmp("lt", mul(Const(4), tid), n),)
+    address = add(Param("p", 0, 8), mul(Const(16), Join((tid, add(tid, Special("%ntid.x"))))))
+    guarded = apply_guards(address, guard)
+    bounds = [t for t in _subterms(guarded) if type(t) is Bound and t.arg == tid]
+    assert bounds and any(type(b.hi) is Div for b in bounds)
+
+
+def _subterms(term):
+    from kernelcheck.analysis.terms import children
+
+    stack = [term]
+    while stack:
+        t = stack.pop()
+        yield t
+        stack.extend(children(t))

@@ -279,3 +279,43 @@ def test_fast_path_fuses_a_bound_into_the_sum_before_it():
                 assert fast in (None, want), (p, n, threads)  # None: an empty bound
                 decided += fast is not None
     assert decided >= 15  # the bounds are empty on the others
+
+
+def _bitwise_check(op: int, q: int):
+    """Reads 4 bytes at ``base + (p OP q)``, writes 4 at ``base + 64``: which verdict holds
+    depends on the exact value of ``p OP q`` for the point ``p``."""
+    from kernelcheck.launch.check import AccessRecord
+
+    program = ((1, 0, 8, 0, 0),      # 0: base
+               (1, 8, 4, 0, 0),      # 1: p, 32 bits
+               (7, 1, 32, 1, 0),     # 2: p as signed
+               (0, 0, 0, q, 0),      # 3: q
+               (op, 2, 3, 0, 0),     # 4: p OP q
+               (5, 0, 4, 0, 0),      # 5: read address
+               (0, 0, 0, 64, 0),     # 6: 64
+               (5, 0, 6, 0, 0))      # 7: written address
+    return LaunchCheck("k", 12, program, (AccessRecord(1, 4, 7), AccessRecord(0, 4, 5)),
+                       ((0, 1),))
+
+
+@pytest.mark.parametrize(("op", "p", "q", "verdict"), [
+    (14, 71, 127, "idempotent"),       # 71 & 127 = 71, not 64
+    (14, 64, 127, "not_idempotent"),   # 64 & 127 = 64
+    (15, 128, 1, "idempotent"),        # 129
+    (16, 96, 32, "not_idempotent"),    # 96 ^ 32 = 64 (96 | 32 would be 96)
+    (16, 200, 8, "idempotent"),        # 192
+    (12, 200, 100, "idempotent"),      # 0
+    (12, -71, 8, "idempotent"),        # -7: the sign of the dividend
+])
+def test_bitwise_records_of_two_points_are_exact_in_every_evaluator(op, p, q, verdict):
+    from kernelcheck.shim.native import native_evaluate
+
+    check = _bitwise_check(op, q)
+    blob = check.to_bytes()
+    buf = (0x7F0000000000).to_bytes(8, "little") + (p % (1 << 32)).to_bytes(4, "little")
+    python = evaluate(check, buf, (1, 1, 1), (1, 1, 1))
+    assert python.verdict == verdict
+    want = (python.verdict, python.decided_by)
+    assert native_evaluate(blob, buf, (1,), (1,), path="general") == want
+    assert native_evaluate(blob, buf, (1,), (1,), path="fast") in (want, None)
+    assert native_evaluate(blob, buf, (1,), (1,)) == want
