@@ -13,7 +13,7 @@ the lookup table on random words.
 
 from __future__ import annotations
 
-from kernelcheck.ir.nodes import Immediate, Register
+from kernelcheck.ir.nodes import Immediate, NegatedPredicate, Register
 from kernelcheck.sass.lift_memory import opaque_instruction
 from kernelcheck.sass.lift_state import is_predicate
 from kernelcheck.sass.lift_values import is_zero, opaque_pred, plain, src32, write32
@@ -44,11 +44,26 @@ def lop3(lifter, instr):
     form = _reduce_lut(lut, inputs)
     if form is not None:
         value = _form_value(lifter, form)
+        _nonzero_predicate(lifter, preds, operands, value)
         return write32(lifter, dest, lambda r: lifter.emit("mov", ("b32",), (r, value)))
     masked = _masked_lut(lifter, lut, inputs)
     if masked is None:
         return opaque_instruction(lifter, instr, skip_preds=True)
+    _nonzero_predicate(lifter, preds, operands, masked)
     write32(lifter, dest, lambda r: lifter.emit("mov", ("b32",), (r, masked)))
+
+
+def _nonzero_predicate(lifter, preds: list, operands: list, value) -> None:
+    """``LOP3.LUT P, d, a, b, c, lut, !PT``: ``P`` is whether the result is not zero (how
+    ptxas tests ``(x & 15) != 0`` for a pointer's alignment). Other predicate inputs leave
+    ``P`` opaque."""
+    last = operands[5] if len(operands) == 6 else None
+    if len(preds) != 1 or preds[0] in ("PT", "UPT") or type(last) is not NegatedPredicate or (
+            last.register.name not in ("PT", "UPT")):
+        return
+    target = lifter.reg(preds[0])
+    lifter.emit("setp", ("ne", "u32"), (target, value, Immediate(0)))
+    lifter.state.kill(preds[0])
 
 
 def _form_value(lifter, form):

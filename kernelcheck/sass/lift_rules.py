@@ -577,9 +577,30 @@ def _plop3(lifter, instr):
         lifter.emit("and", ("pred",), (dest, ins[0], ins[1]))
     elif len(variables) == 2 and values == (0, 1, 1, 1):
         lifter.emit("or", ("pred",), (dest, ins[0], ins[1]))
+    elif values.count(1) == 1 or values.count(0) == 1:
+        # One true (or one false) row of the table: a conjunction of the inputs or their
+        # negations (or a disjunction), as `PLOP3.LUT P0, PT, P0, P1, P2, 0x1, 0x0` is
+        # !P0 && !P1 && !P2.
+        conjunction = values.count(1) == 1
+        row = values.index(1 if conjunction else 0)
+        literals = []
+        for j, value in enumerate(ins):
+            bit = (row >> (len(ins) - 1 - j)) & 1
+            literals.append(value if bit == conjunction else _negated(value))
+        op = "and" if conjunction else "or"
+        acc = literals[0]
+        for literal in literals[1:-1]:
+            partial = lifter.tmp("pred")
+            lifter.emit(op, ("pred",), (partial, acc, literal))
+            acc = partial
+        lifter.emit(op, ("pred",), (dest, acc, literals[-1]))
     else:
         opaque_pred(lifter, dest)
     lifter.state.kill(first.name)
+
+
+def _negated(value):
+    return value.register if type(value) is NegatedPredicate else NegatedPredicate(value)
 
 
 # ---------------------------------------------------------------------------- control

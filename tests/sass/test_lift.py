@@ -463,3 +463,26 @@ def test_extended_compare_pairs_with_a_low_word_rewritten_in_between():
     write = next(a for a in check.accesses if a.kind == 1)
     ranges = vals[write.addr_slot]
     assert (ranges[0][0], ranges[-1][1] + write.width) == (0x10000, 0x10000 + 100)
+
+
+def test_three_input_plop3_of_one_row_is_a_conjunction():
+    # `PLOP3.LUT P0, PT, P0, P1, P2, 0x1, 0x0` is !P0 && !P1 && !P2 (ptxas joins the tests
+    # that pick a vector path this way): under it, tid < n holds, so the store is bounded.
+    summary = _kernel([
+        "S2R R0, SR_TID.X",
+        "LDC.64 R2, c[0x0][0x210]",
+        "LDC R5, c[0x0][0x218]",
+        "ISETP.GE.U32.AND P0, PT, R0, R5, PT",
+        "ISETP.GT.U32.AND P1, PT, R0, 0x3ff, PT",
+        "LOP3.LUT P2, RZ, R2, 0xf, RZ, 0xc0, !PT",
+        "PLOP3.LUT P0, PT, P0, P1, P2, 0x1, 0x0",
+        "@!P0 EXIT",
+        "IMAD.WIDE.U32 R6, R0, 0x4, R2",
+        "STG.E desc[UR4][R6.64], R0",
+        "EXIT",
+    ])
+    from kernelcheck.analysis.terms import render
+
+    write = next(a for a in summary.accesses if a.kind == "write")
+    assert "%tid.x" in write.guard and "?" not in write.guard, write.guard
+    assert render is not None
