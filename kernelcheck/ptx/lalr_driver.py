@@ -335,7 +335,7 @@ class LalrDriver:
             longest, optional = [], []
             for item in statement.terminals:
                 bare = item[:-1] if item.endswith("?") else item
-                name = literals[bare[1:-1]] if bare[:1] == '"' else bare
+                name = literals.get(bare[1:-1], bare) if bare[:1] == '"' else bare
                 if name not in self._regexps:
                     raise ValueError(f"{statement.rule}: no terminal {item!r}")
                 longest.append(name)
