@@ -235,6 +235,12 @@ class _Walker:
         self.returns: dict[tuple[str, int], list[Term]] = {}
         self.last_returns: dict[tuple[str, int], list[Term]] = {}
         self.callparams: dict[str, dict[int, Term]] = {}
+        # Flag registers (see _State) stored to a call's parameters or return value, so
+        # that a flag passed through the .param space stays a flag where it is loaded.
+        self.param_flags: dict[str, dict[int, tuple]] = {}
+        self.callparam_flags: dict[str, dict[int, tuple | None]] = {}
+        self.return_flags: dict[tuple[str, int], list] = {}
+        self.last_return_flags: dict[tuple[str, int], list] = {}
         self.used_regs, self.ret_slots = _uses_and_returns(function, param_terms is not None)
         # Atomics whose old value is only returned: access index -> return slots it went to.
         self.pending: list[tuple[int, tuple]] = []
@@ -292,6 +298,7 @@ class _Walker:
         """One pass over the blocks in reverse post-order: ``(out states, assumed windows)``."""
         self.accesses, self.unmodelled, self.loads = [], [], []
         self.returns, self.last_returns, self.callparams = {}, {}, {}
+        self.return_flags, self.last_return_flags, self.callparam_flags = {}, {}, {}
         self.pending, self.last_pending = [], {}
         out: dict = {}
         assumed: dict[int, set[str]] = {}
@@ -640,13 +647,21 @@ class _Walker:
         if op == "st" and spaces[0] == "param":
             address = instr.operands[0]
             if type(address) is Address and type(address.base) is Symbol:
-                value = self._value(instr.operands[1], state)
+                source = instr.operands[1]
+                value = self._value(source, state)
+                flag = state.flags.get(source.name) if type(source) is Register and (
+                    instr.guard is None) and (access_width(instr) or 0) * 8 == state.flags.get(
+                    source.name, (None, 0))[1] else None
                 if self.param_terms is not None and address.base.name.startswith(
                         self.function.name) or "retval" in address.base.name:
                     self.returns.setdefault((address.base.name, address.offset), []).append(
                         value)
+                    self.return_flags.setdefault((address.base.name, address.offset),
+                                                 []).append(flag)
                 else:
                     self.callparams.setdefault(address.base.name, {})[address.offset] = value
+                    self.callparam_flags.setdefault(address.base.name, {})[
+                        address.offset] = flag
             return
         if op == "wmma":
             # wmma.load/store (ISA 9.7.14.4): rows of a matrix at a stride, bytes not
@@ -818,19 +833,28 @@ class _Walker:
         for k, name in enumerate(names):
             offset = address.offset + k * width
             term: Term | None = None
+            flag = None
             param = self.function.get_param(symbol)
             if self.param_terms is None and param is not None:
                 field = symbol if offset == 0 else f"{symbol}+{offset}"
                 term = Param(field, param.offset + offset, width)
             elif self.param_terms is not None and symbol in self.param_terms:
                 term = self.param_terms[symbol].get(offset)
+                flag = self.param_flags.get(symbol, {}).get(offset)
             elif (symbol, offset) in self.last_returns:
                 self._returned_atomics(self.last_pending.get((symbol, offset), ()), name)
                 values = self.last_returns[(symbol, offset)]
                 term = values[0] if len(set(values)) == 1 else Join(tuple(values))
+                flags = self.last_return_flags.get((symbol, offset), [])
+                # A flag only where every return path stored the same one.
+                if flags and len(set(flags)) == 1:
+                    flag = flags[0]
             if term is None:
                 term = self._fresh(f"ld.param@{instr.index}.{k}", width * 8)
+                flag = None
             self._assign(instr, state, name, term)
+            if flag is not None and instr.guard is None and flag[1] == width * 8:
+                state.flags[name] = flag
 
     def _kernel_param_offset(self, address: Address, state: _State) -> Term | None:
         """The byte offset in the kernel's parameter buffer that ``ld.param [%r+imm]``
@@ -948,6 +972,7 @@ class _Walker:
         args = operands[1].elements if len(operands) > 1 and type(
             operands[1]) is ParenList else ()
         bindings: dict[str, dict[int, Term]] = {}
+        binding_flags: dict[str, dict[int, tuple]] = {}
         registers: dict = {}
         predicates: dict = {}
         for param, arg in zip(callee.params, args, strict=False):
@@ -967,6 +992,10 @@ class _Walker:
                             self._fresh(f"arg:{inner}@{instr.index}")
             elif type(arg) is Symbol:
                 bindings[param.name] = dict(self.callparams.get(arg.name, {}))
+                flags = {o: f for o, f in self.callparam_flags.get(arg.name, {}).items()
+                         if f is not None}
+                if flags:
+                    binding_flags[param.name] = flags
         guard = state.guard + ((self._guard_pred(instr, state),) if instr.guard else ())
         # Loop keys (header block + base) must differ between every inlined body, so the
         # base comes from a counter shared by all walkers of the kernel.
@@ -976,6 +1005,7 @@ class _Walker:
                         self.call_path + (instr.index,), guard, self.keys,
                         (registers, predicates))
         inner.chain = self.chain + (callee.name,)
+        inner.param_flags = binding_flags
         inner.run()
         self.assumed |= inner.assumed
         self.loads.extend(inner.loads)
@@ -988,6 +1018,11 @@ class _Walker:
                 if name == ret_param.name and type(ret_arg) is Symbol:
                     returns[(ret_arg.name, offset)] = values
         self.last_returns = returns
+        self.last_return_flags = {}
+        for ret_param, ret_arg in zip(callee.return_params, rets, strict=False):
+            for (name, offset), flags in inner.return_flags.items():
+                if name == ret_param.name and type(ret_arg) is Symbol:
+                    self.last_return_flags[(ret_arg.name, offset)] = flags
         self.last_pending = {}
         for k, slots in inner.pending:
             for ret_param, ret_arg in zip(callee.return_params, rets, strict=False):
@@ -1010,6 +1045,7 @@ class _Walker:
                 else:
                     self._assign(instr, state, target.name, self._fresh(tag, 64))
         self.callparams = {}
+        self.callparam_flags = {}
         if any(may_write_local(i) for i in callee.instructions):
             state.stack.clear()  # the callee may write this frame through an escaped pointer
 

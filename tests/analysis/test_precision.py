@@ -158,3 +158,45 @@ def test_a_value_minus_its_remainder_keeps_its_linear_form():
     k = Param("k", 0, 4)
     term = add(k, neg(BitAnd(k, Const(3))))
     assert type(_fold_masked(term, 32)) is Add
+
+
+# The flag made in a function and returned, then passed to another that tests it (how the
+# metamorphic "outline" transform splits CUTLASS's guarded epilogue).
+FLAG_THROUGH_CALLS = """
+.func (.param .b32 func_retval0) make_flag(.param .b32 i, .param .b32 n)
+{
+ .reg .pred %q<2>; .reg .b32 %t<4>;
+ ld.param.b32 %t1, [i]; ld.param.b32 %t2, [n];
+ setp.lt.s32 %q1, %t1, %t2;
+ selp.u32 %t3, 1, 0, %q1;
+ st.param.b32 [func_retval0], %t3;
+ ret;
+}
+.func store_if(.param .b32 flag, .param .b64 to, .param .b32 v)
+{
+ .reg .pred %q<2>; .reg .b32 %t<3>; .reg .b64 %u<2>;
+ ld.param.b32 %t1, [flag]; ld.param.b64 %u1, [to]; ld.param.b32 %t2, [v];
+ setp.ne.b32 %q1, %t1, 0;
+ @%q1 st.global.u32 [%u1], %t2;
+ ret;
+}
+"""
+
+
+def test_a_flag_passed_through_parameters_and_return_values_stays_a_flag():
+    s = kernel("""
+ { .param .b32 a0; st.param.b32 [a0], %r5; .param .b32 a1; st.param.b32 [a1], %r1;
+   .param .b32 r0;
+   call.uni (r0), make_flag, (a0, a1);
+   ld.param.b32 %r9, [r0]; }
+ mul.wide.s32 %rd5, %r5, 4;
+ add.s64 %rd6, %rd4, %rd5; add.s64 %rd7, %rd3, %rd5;
+ setp.ne.b32 %p2, %r9, 0;
+ @%p2 ld.global.u32 %r6, [%rd6];
+ { .param .b32 b0; st.param.b32 [b0], %r9; .param .b64 b1; st.param.b64 [b1], %rd7;
+   .param .b32 b2; st.param.b32 [b2], %r6;
+   call.uni store_if, (b0, b1, b2); }
+""", before=FLAG_THROUGH_CALLS)
+    # As without the calls: n = 100 of 256 threads touch out[0, 100) and in[0, 100) only.
+    assert verdict(s, out=IN + 400, n=100) == "idempotent"
+    assert verdict(s, out=IN + 396, n=100) == "not_idempotent"
