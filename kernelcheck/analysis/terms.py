@@ -131,8 +131,8 @@ class TripMax(Term):
     ``x0`` is the tested value in iteration 0 and ``step`` its increase per iteration; the
     test is ``Wrap(x, bits, signed) <op> bound`` (``bound`` already wrapped) with ``mode``
     ``lt`` (``<``, increasing ``x``), ``gt`` (``>``, decreasing ``x``) or ``ne`` (``!=``,
-    ``x`` moving by exactly one toward ``bound``). Evaluation proves no tested value wraps,
-    else the model is invalid for the instance.
+    ``x`` moving toward ``bound`` by one, or by a step that divides the distance).
+    Evaluation proves no tested value wraps, else the model is invalid for the instance.
     """
 
     x0: Term

@@ -83,7 +83,7 @@ from dataclasses import dataclass, field
 __all__ = [
     "FORMAT_VERSION", "LaunchCheck", "AccessRecord", "OPS", "READ", "WRITE", "ATOMIC_OK",
     "ATOMIC_BAD", "DIM_NAMES", "TVAR_NAMES", "MAX_ATOMS", "TRIP_MODES", "CMP_NAMES",
-    "IN_MODULE", "EXPAND_TVARS", "slot_refs", "bitwise_point",
+    "IN_MODULE", "EXPAND_TVARS", "slot_refs", "bitwise_point", "and_clearing_low_bits",
 ]
 
 FORMAT_VERSION = 5
@@ -271,3 +271,24 @@ def bitwise_point(op: int, x: int, y: int) -> int | None:
         r = abs(x) % abs(y)
         return r if x >= 0 else -r
     return x & y if op == 14 else x | y if op == 15 else x ^ y
+
+
+def and_clearing_low_bits(lo: int, hi: int, mask: int) -> tuple[int, int] | None:
+    """``(lo & mask, hi & mask)``: the exact range of ``x & mask`` over ``lo <= x <= hi``
+    when ``lo >= 0`` and, on the bits any such ``x`` has, ``mask`` only clears those below
+    its lowest set bit (``x & ~7``, ``x & 0xfffffff8``): the AND then rounds ``x`` down to
+    a multiple, which keeps the order. ``None`` otherwise. Every evaluator computes the
+    same (an AND record with one single value).
+
+    >>> and_clearing_low_bits(0, 62, 0xfffffff8), and_clearing_low_bits(0, 62, 0xf0)
+    ((0, 56), None)
+    """
+    if lo < 0:
+        return None
+    length = hi.bit_length()
+    low = (mask & -mask).bit_length() - 1 if mask else length
+    if low < length:
+        run = (1 << (length - low)) - 1
+        if (mask >> low) & run != run:
+            return None
+    return lo & mask, hi & mask

@@ -26,7 +26,12 @@ from __future__ import annotations
 import struct
 
 from kernelcheck.analysis.intervals import DeferredIntervalSet, IntervalSet
-from kernelcheck.launch.check import ATOMIC_BAD, LaunchCheck, bitwise_point
+from kernelcheck.launch.check import (
+    ATOMIC_BAD,
+    LaunchCheck,
+    and_clearing_low_bits,
+    bitwise_point,
+)
 
 __all__ = ["compile_check", "compiled_source"]
 
@@ -68,6 +73,10 @@ def _point(v):
 def _and(a, b, c, d):
     if a == b and c == d:
         return _point(a & c)
+    cleared = (and_clearing_low_bits(a, b, c) if c == d else
+               and_clearing_low_bits(c, d, a) if a == b else None)
+    if cleared is not None:
+        return cleared
     if a >= 0 and c >= 0:
         return 0, min(b, d)
     if a >= 0:

@@ -31,6 +31,7 @@ from kernelcheck.launch.check import (
     EXPAND_TVARS,
     IN_MODULE,
     LaunchCheck,
+    and_clearing_low_bits,
     bitwise_point,
     slot_refs,
 )
@@ -352,7 +353,9 @@ def _tripmax(x0, step, bound, bits, signed, mode=0):
     if x0 is None or step is None or bound is None:
         return None
     if not x0 or not step or not bound:
-        return [(0, 0)]
+        # No value reaches the loop's test (the guards of its header are false at this
+        # launch): the loop does not run, and nothing that depends on its count does.
+        return []
     x_lo, x_hi = _hull(x0)
     s_lo, s_hi = _hull(step)
     b_lo, b_hi = _hull(bound)
@@ -380,6 +383,14 @@ def _tripmax(x0, step, bound, bits, signed, mode=0):
         return [(0, x_hi - b_lo)]
     if mode == 2 and s_lo == s_hi == 1 and x_hi <= b_lo:
         return [(0, b_hi - x_lo)]
+    if mode == 2 and s_lo == s_hi and x_lo == x_hi and b_lo == b_hi and s_lo:
+        # A count by ``s`` toward the bound (``k - k % 4`` down by 4 to 0): the test fails
+        # at iteration ``(b - x0) / s`` when ``s`` divides the distance; otherwise the
+        # value steps over the bound and wraps around, which is not modelled.
+        distance = b_lo - x_lo
+        if distance % s_lo or (distance and (distance > 0) != (s_lo > 0)):
+            return None
+        return [(0, distance // s_lo)]
     return None
 
 
@@ -423,6 +434,10 @@ def _binary(op, x, y):
         m = max(abs(c), abs(d)) - 1
         return [(0 if a >= 0 else -m, m if b > 0 else 0)]
     if op == 14:  # AND
+        cleared = (and_clearing_low_bits(a, b, c) if c == d else
+                   and_clearing_low_bits(c, d, a) if a == b else None)
+        if cleared is not None:
+            return [cleared]
         if a >= 0 and c >= 0:
             return [(0, min(b, d))]
         if a >= 0:

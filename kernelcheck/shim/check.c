@@ -244,6 +244,29 @@ static int bit_length(i128 x)
     return n;
 }
 
+/* Python and_clearing_low_bits (kernelcheck.launch.check): the exact range of x & mask over
+ * lo <= x <= hi when lo >= 0 and mask, on the bits of any such x, only clears those below
+ * its lowest set bit (x & ~7): the AND rounds x down to a multiple, keeping the order. */
+static int and_clearing_low_bits(i128 lo, i128 hi, i128 mask, i128 *rlo, i128 *rhi)
+{
+    if (lo < 0 || is_inf(hi) || is_inf(mask))
+        return 0;
+    int length = bit_length(hi), low = 0;
+    if (mask == 0)
+        low = length;
+    else
+        while (!((mask >> low) & 1))
+            low++;
+    if (low < length) {
+        i128 run = ((i128)1 << (length - low)) - 1;
+        if (((mask >> low) & run) != run)
+            return 0;
+    }
+    *rlo = lo & mask;
+    *rhi = hi & mask;
+    return 1;
+}
+
 static inline void copy_slot(struct slot *dst, const struct slot *src)
 {
     dst->n = src->n;
@@ -371,7 +394,7 @@ static void binary(struct slot *r, int op, const struct slot *x, const struct sl
         norm(r, tmp, n);
         return;
     }
-    i128 a, b, c, d;
+    i128 a, b, c, d, lo, hi;
     hull(x, &a, &b);
     hull(y, &c, &d);
     switch (op) {
@@ -409,6 +432,8 @@ static void binary(struct slot *r, int op, const struct slot *x, const struct sl
     }
     case 14: /* AND */
         if (a == b && c == d && !is_inf(a) && !is_inf(c)) set1(r, a & c, a & c);
+        else if (c == d && and_clearing_low_bits(a, b, c, &lo, &hi)) set1(r, lo, hi);
+        else if (a == b && and_clearing_low_bits(c, d, a, &lo, &hi)) set1(r, lo, hi);
         else if (a >= 0 && c >= 0) set1(r, 0, min2(b, d));
         else if (a >= 0) set1(r, 0, b);
         else if (c >= 0) set1(r, 0, d);
@@ -474,7 +499,8 @@ static void wrap(struct slot *r, const struct slot *v, int bits, int is_signed)
 }
 
 /* Python _tripmax: [(0, kmax)] bounds the iteration count of a loop whose test is x < b
- * (mode 0), x > b (mode 1) or x != b (mode 2); invalid when a tested value may wrap. */
+ * (mode 0), x > b (mode 1) or x != b (mode 2: step +-1, or single values and a step that
+ * divides the distance); invalid when a tested value may wrap. */
 static void tripmax(struct slot *r, const struct slot *x0, const struct slot *st,
                     const struct slot *bd, int bits, int is_signed, int mode)
 {
@@ -483,7 +509,7 @@ static void tripmax(struct slot *r, const struct slot *x0, const struct slot *st
         return;
     }
     if (!x0->n || !st->n || !bd->n) {
-        set1(r, 0, 0);
+        r->n = 0; /* no value reaches the test: the loop does not run */
         return;
     }
     i128 x_lo, x_hi, s_lo, s_hi, b_lo, b_hi, prod;
@@ -515,6 +541,12 @@ static void tripmax(struct slot *r, const struct slot *x0, const struct slot *st
         set1(r, 0, x_hi - b_lo);
     } else if (mode == 2 && s_lo == 1 && s_hi == 1 && x_hi <= b_lo) {
         set1(r, 0, b_hi - x_lo);
+    } else if (mode == 2 && s_lo == s_hi && s_lo != 0 && x_lo == x_hi && b_lo == b_hi) {
+        /* a count by s toward the bound: it fails at iteration (b - x0) / s when s
+         * divides the distance in its direction; otherwise it wraps (not modelled) */
+        i128 distance = b_lo - x_lo;
+        if (distance % s_lo == 0 && (distance == 0 || (distance > 0) == (s_lo > 0)))
+            set1(r, 0, distance / s_lo);
     }
 }
 

@@ -142,12 +142,35 @@ static inline int op_rem(struct iv *r, struct iv x, struct iv y)
     return 1;
 }
 
+/* check.c's and_clearing_low_bits on int64 values: x & mask over [lo, hi] rounds x down to
+ * a multiple when mask, on the bits of every such x >= 0, only clears those below its
+ * lowest set bit. */
+static inline int and_clearing_low_bits(struct iv *r, struct iv x, int64_t mask)
+{
+    if (x.lo < 0)
+        return 0;
+    int length = x.hi > 0 ? 64 - __builtin_clzll((uint64_t)x.hi) : 0;
+    int low = mask ? __builtin_ctzll((uint64_t)mask) : length;
+    if (low < length) {
+        uint64_t run = length - low >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << (length - low)) - 1;
+        if ((((uint64_t)mask >> low) & run) != run)
+            return 0;
+    }
+    r->lo = x.lo & mask;
+    r->hi = x.hi & mask;
+    return 1;
+}
+
 static inline int op_and(struct iv *r, struct iv x, struct iv y)
 {
     if (x.lo == x.hi && y.lo == y.hi) {
         r->lo = r->hi = x.lo & y.lo;
         return 1;
     }
+    if (y.lo == y.hi && and_clearing_low_bits(r, x, y.lo))
+        return 1;
+    if (x.lo == x.hi && and_clearing_low_bits(r, y, x.lo))
+        return 1;
     r->lo = 0;
     if (x.lo >= 0 && y.lo >= 0)
         r->hi = mn(x.hi, y.hi);
@@ -271,6 +294,10 @@ static int op_trip(struct iv *r, struct iv x, struct iv s, struct iv b, int64_t 
         kmax = (i128)x.hi - b.lo;
     } else if (mode == 2 && s.lo == 1 && s.hi == 1 && x.hi <= b.lo) {
         kmax = (i128)b.hi - x.lo;
+    } else if (mode == 2 && s.lo == s.hi && s.lo != 0 && x.lo == x.hi && b.lo == b.hi &&
+               ((i128)b.lo - x.lo) % s.lo == 0 &&
+               (b.lo == x.lo || ((i128)b.lo - x.lo > 0) == (s.lo > 0))) {
+        kmax = ((i128)b.lo - x.lo) / s.lo;
     } else {
         return 0;
     }

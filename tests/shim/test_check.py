@@ -319,3 +319,95 @@ def test_bitwise_records_of_two_points_are_exact_in_every_evaluator(op, p, q, ve
     assert native_evaluate(blob, buf, (1,), (1,), path="general") == want
     assert native_evaluate(blob, buf, (1,), (1,), path="fast") in (want, None)
     assert native_evaluate(blob, buf, (1,), (1,)) == want
+
+
+def _verdicts(check, buf: bytes, block=(1, 1, 1)):
+    """The Python verdict, after checking that both C paths give the same (the fast one
+    may decline)."""
+    from kernelcheck.shim.native import native_evaluate
+
+    blob = check.to_bytes()
+    python = evaluate(check, buf, (1, 1, 1), block)
+    want = (python.verdict, python.decided_by)
+    assert native_evaluate(blob, buf, (1,), block, path="general") == want
+    assert native_evaluate(blob, buf, (1,), block, path="fast") in (want, None)
+    assert native_evaluate(blob, buf, (1,), block) == want
+    return python.verdict
+
+
+@pytest.mark.parametrize(("mask", "verdict"), [
+    (-8, "idempotent"),              # tid & ~7 <= 56: reads [0, 60)
+    (0xFFFFFFF8, "idempotent"),      # the same mask as an unsigned 32-bit constant
+    (0xF0, "idempotent"),            # on the bits of 0..62 the same as ~15: <= 48
+    (0x3B, "not_idempotent"),        # clears bit 2 only: just <= 59 is known
+    (-16, "idempotent"),             # <= 48
+])
+def test_an_and_that_rounds_a_range_down_to_a_multiple_is_exact_in_every_evaluator(
+        mask, verdict):
+    from kernelcheck.launch.check import AccessRecord
+
+    # Reads 4 bytes at base + (tid.x & mask) for tid.x in [0, 62], writes 4 at base + 60.
+    program = ((1, 0, 8, 0, 0),      # 0: base
+               (3, 0, 0, 0, 0),      # 1: tid.x
+               (0, 0, 0, mask, 0),   # 2: mask
+               (14, 1, 2, 0, 0),     # 3: tid.x & mask
+               (5, 0, 3, 0, 0),      # 4: read address
+               (0, 0, 0, 60, 0),     # 5: 60
+               (5, 0, 5, 0, 0))      # 6: written address
+    check = LaunchCheck("k", 8, program, (AccessRecord(1, 4, 6), AccessRecord(0, 4, 4)),
+                        ((0, 1),))
+    buf = (0x7F0000000000).to_bytes(8, "little")
+    assert _verdicts(check, buf, block=(63, 1, 1)) == verdict
+
+
+def _count_down_check(step: int, guard_point: bool = False):
+    """A loop counting ``x`` down by ``-step`` to 0 (``x != 0``): reads 4 bytes at
+    ``base + 4*k`` in iteration ``k``, writes 4 at ``base + 16``. ``x0`` is the parameter at
+    byte 8; with ``guard_point`` it is ``x0`` without its own value (no value: the loop's
+    header is not reached)."""
+    from kernelcheck.launch.check import AccessRecord
+
+    d = 32 | 1 << 8 | 2 << 9  # 32 bits, signed, mode "ne"
+    program = [(1, 0, 8, 0, 0),          # 0: base
+               (1, 8, 4, 0, 0),          # 1: x0
+               (7, 1, 32, 1, 0),         # 2: x0 as signed
+               (0, 0, 0, -step, 0),      # 3: step
+               (0, 0, 0, 0, 0)]          # 4: bound 0
+    first = 2
+    if guard_point:
+        program.append((20, 2, 2, 0, 0))  # 5: x0 != x0
+        first = 5
+    n = len(program)
+    program += [(19, first, 3, 4, d),        # n: tripmax
+                (18, n, 0, 0, 0),            # n+1: k
+                (0, 0, 0, 4, 0),             # n+2: 4
+                (6, n + 2, n + 1, 0, 0),     # n+3: 4*k
+                (5, 0, n + 3, 0, 0),         # n+4: read address
+                (0, 0, 0, 16, 0),            # n+5: 16
+                (5, 0, n + 5, 0, 0)]         # n+6: written address
+    return LaunchCheck("k", 12, tuple(program),
+                       (AccessRecord(1, 4, n + 6), AccessRecord(0, 4, n + 4)), ((0, 1),))
+
+
+@pytest.mark.parametrize(("x0", "step", "verdict"), [
+    (12, 4, "idempotent"),        # iterations 0..3 read [0, 16)
+    (16, 4, "not_idempotent"),    # iteration 4 reads [16, 20)
+    (14, 4, "not_proven"),        # 14 - 4k is never 0: the count wraps around (unmodelled)
+    (-12, 4, "not_proven"),       # counts away from the bound
+    (3, 1, "idempotent"),         # the step of one, as before
+    (0, 4, "idempotent"),         # the test fails at iteration 0
+])
+def test_a_count_down_by_a_step_that_divides_it_bounds_the_loop_in_every_evaluator(
+        x0, step, verdict):
+    check = _count_down_check(step)
+    buf = (0x7F0000000000).to_bytes(8, "little") + (x0 % (1 << 32)).to_bytes(4, "little")
+    assert _verdicts(check, buf) == verdict
+
+
+def test_a_loop_whose_test_no_value_reaches_runs_no_iteration_in_every_evaluator():
+    # Its first tested value is excluded by a guard at this launch: the header is not
+    # reached, so the read in the loop does not run (it used to count as iteration 0).
+    check = _count_down_check(4, guard_point=True)
+    buf = (0x7F0000000000).to_bytes(8, "little") + (20).to_bytes(4, "little")
+    assert _verdicts(check, buf) == "idempotent"
+    assert _verdicts(_count_down_check(4), buf) == "not_idempotent"
