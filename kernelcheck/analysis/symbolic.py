@@ -33,7 +33,7 @@ import networkx as nx
 from kernelcheck.analysis import semantics
 from kernelcheck.analysis.effects import CONTROL, PRIVATE, UNMODELLED, effect_of
 from kernelcheck.analysis.induction import derived_value
-from kernelcheck.analysis.lower import apply_guards
+from kernelcheck.analysis.lower import apply_guards, guard_literals
 from kernelcheck.analysis.provenance import window_pointer
 from kernelcheck.analysis.stack import (
     forwarded_value,
@@ -1121,6 +1121,17 @@ class _Walker:
                                          trips.get(var.header, (None, ()))[1], mapping)
             if refined is not None:
                 caps[var] = mapping[var] = refined
+        # A loop that runs a counted number of iterations (a remainder loop counting down
+        # ``T mod U``) over a variable the loop does not test: when its entry shows that
+        # the count leaves the variable below a bound ``n`` it was tested against before
+        # the loop, every value is below ``n`` (kernelcheck.analysis.unroll.prove_count).
+        for var in ivs:
+            if var in caps:
+                continue
+            refined = self._counted_cap(cfg, loops, back, out, var, ivs[var],
+                                        trips.get(var.header, (None, ()))[0], mapping)
+            if refined is not None:
+                caps[var] = mapping[var] = refined
         # Induction variables moving in step with a capped one are expressed through it
         # (kernelcheck.analysis.induction: an identity of terms, so the cap bounds them too).
         for var, (init, step) in ivs.items():
@@ -1219,6 +1230,50 @@ class _Walker:
             if prove_entry(paths, bounds[0], stride, unroll):
                 return Bound(mapping[var], None,
                              add(bounds[0], Const(-1), mul(Const(1 - unroll), stride)))
+        return None
+
+    def _counted_cap(self, cfg, loops, back, out, var, iv, trip, mapping):
+        """``Bound(value, None, n - 1)`` for the induction variable ``var`` of a loop whose
+        count is ``trip`` (a :class:`TripMax` of another variable's test), when ``x < n``
+        holds on the loop's one entry edge for the first value ``x`` of ``var`` and
+        :func:`kernelcheck.analysis.unroll.prove_count` shows from that edge's literals that
+        the iterations run leave ``x + k*s`` below ``n`` (``s`` the step of ``var``); else
+        ``None``. The remainder loop of an unrolled grid-stride loop runs ``T mod U`` of its
+        ``T`` iterations; the interval bound of that count over all threads would take a
+        thread with fewer iterations past ``n``."""
+        from kernelcheck.analysis.unroll import prove_count
+
+        if type(trip) is not TripMax or contains(trip, lambda n: type(n) is LoopVar):
+            return None
+        header = var.header - self.loop_base
+        if header not in loops:
+            return None
+        entries = [p for p in cfg.predecessors(header) if (p, header) not in back]
+        if len(entries) != 1 or entries[0] == ENTRY or entries[0] not in out:
+            return None
+        init, step = iv
+        if contains(init, lambda n: type(n) is LoopVar) or contains(
+                step, lambda n: type(n) is LoopVar):
+            return None
+        literals = [g for g in self._edge_state(cfg, entries[0], header, out[entries[0]]).guard
+                    if not contains(g, lambda n: type(n) is LoopVar)]
+
+        def bare(t):
+            return t.arg if type(t) is Wrap else t
+
+        first = bare(init)
+        for literal in guard_literals(literals):
+            if literal.op == "lt" and bare(literal.a) == first:
+                bound = literal.b
+            elif literal.op == "gt" and bare(literal.b) == first:
+                bound = literal.a
+            else:
+                continue
+            if contains(bound, lambda n: type(n) is LoopVar):
+                continue
+            if prove_count(literals, trip, init, bound, step):
+                value = add(init, _mul(step, Iter(var.header, trip)))
+                return Bound(value, None, add(bound, Const(-1)))
         return None
 
     def _tripmax(self, cfg, header, body, latches, idom, out, key, ivs):

@@ -65,12 +65,13 @@ from kernelcheck.analysis.terms import (
     Shr,
     Special,
     Term,
+    TripMax,
     Wrap,
     add,
     mul,
 )
 
-__all__ = ["prove_entry", "prove_equal_under"]
+__all__ = ["prove_count", "prove_entry", "prove_equal_under"]
 
 #: Z3's deterministic resource limit per query (a wall-clock timeout would make the
 #: answer depend on the machine's load): about 5 s of one core; the proofs of the
@@ -342,3 +343,61 @@ def prove_entry(paths, bound: Term, stride: Term, unroll: int) -> bool:
         if solver.check() != z3.unsat:
             return False
     return True
+
+
+def _last_iteration(z3, encoder, trip: TripMax):
+    """``(kmax, valid)``: the last iteration a thread runs of a loop counted by ``trip``
+    (its own values, one path), and the condition under which the evaluator models it
+    (:func:`kernelcheck.launch.evaluate._tripmax`); ``None`` for other counts."""
+    if type(trip.step) is not Const or not trip.step.value:
+        return None
+    x0, b, s = encoder.enc(trip.x0), encoder.enc(trip.bound), trip.step.value
+    if trip.mode == "ne":
+        # Iteration k tests x0 + k*s; the first equal to b ends the loop.
+        return (b - x0) / s, z3.And((b - x0) % abs(s) == 0, (b - x0) * s >= 0)
+    if trip.mode == "lt" and s > 0:
+        # Iteration k runs when every earlier tested value was below b.
+        return z3.If(x0 < b, (b - 1 - x0) / s + 1, 0), z3.BoolVal(True)
+    if trip.mode == "gt" and s < 0:
+        return z3.If(x0 > b, (x0 - b - 1) / -s + 1, 0), z3.BoolVal(True)
+    return None
+
+
+def prove_count(literals, trip: TripMax, first: Term, bound: Term, step: Term) -> bool:
+    """Whether every iteration ``k`` a loop counted by ``trip`` runs keeps ``first +
+    k*step < bound``, on every execution where ``literals`` (the loop's entry edge) hold.
+
+    It proves ``step > 0``, ``first < bound`` and ``kmax <= (bound - first - 1) / step``
+    for the thread's own last iteration ``kmax`` (``trip`` counts the same thread's loop),
+    wherever the evaluator models the count.
+
+    >>> from kernelcheck.analysis.terms import BitAnd, Param, Special, add, mul
+    >>> n, i, s = Param("n", 0, 4), Special("%tid.x"), Special("%ntid.x")
+    >>> total = add(Div(add(n, mul(Const(-1), i), Const(-1)), s), Const(1))
+    >>> rest = BitAnd(total, Const(3))  # T mod 4 of the T iterations left
+    >>> trip = TripMax(add(rest, Const(-1)), Const(-1), Const(0), 32, True, "ne")
+    >>> prove_count([Cmp("lt", i, n)], trip, i, n, s)
+    True
+    >>> prove_count([Cmp("lt", i, n)], trip, i, add(n, Const(-1)), s)
+    False
+    """
+    import z3
+
+    facts: list = []
+    encoder = _PathEncoder(z3, facts)
+    try:
+        x, n, s = encoder.enc(first), encoder.enc(bound), encoder.enc(step)
+        last = _last_iteration(z3, encoder, trip)
+    except (ValueError, TypeError, z3.Z3Exception):
+        return False
+    if last is None:
+        return False
+    kmax, valid = last
+    for literal in literals:
+        f = encoder.pred(literal)
+        if f is not None:
+            facts.append(f)
+    solver = _solver(z3, facts)
+    solver.add(valid)
+    solver.add(z3.Not(z3.And(s > 0, x < n, kmax <= (n - x - 1) / s)))
+    return solver.check() == z3.unsat

@@ -200,3 +200,65 @@ def test_a_flag_passed_through_parameters_and_return_values_stays_a_flag():
     # As without the calls: n = 100 of 256 threads touch out[0, 100) and in[0, 100) only.
     assert verdict(s, out=IN + 400, n=100) == "idempotent"
     assert verdict(s, out=IN + 396, n=100) == "not_idempotent"
+
+
+# The remainder loop of a 64-bit grid-stride loop unrolled 4 times, as nvcc writes it: each
+# thread first copies T mod 4 of its T = (n - i - 1) / s + 1 elements i, i + s, ... (s the
+# thread count), counting the remainder down to 0 (the main loop is left out). In 32 bits
+# the cap is not proven, and must not be: a grid of 2**32 threads wraps the stride to 0.
+REMAINDER_LOOP = """
+ mov.u32 %r10, %ntid.x; mov.u32 %r11, %nctaid.x; mul.wide.u32 %rd10, %r10, %r11;
+ mov.u32 %r17, %ctaid.x; mul.wide.u32 %rd11, %r17, %r10;
+ mov.u32 %r18, %tid.x; cvt.u64.u32 %rd12, %r18; add.s64 %rd13, %rd11, %rd12;
+ cvt.u64.u32 %rd14, %r1;
+ setp.ge.s64 %p1, %rd13, %rd14; @%p1 bra DONE;
+ sub.s64 %rd15, %rd14, %rd13; add.s64 %rd15, %rd15, -1; div.u64 %rd16, %rd15, %rd10;
+ add.s64 %rd16, %rd16, {extra};
+ and.b64 %rd17, %rd16, 3;
+ setp.eq.s64 %p2, %rd17, 0; @%p2 bra DONE;
+ mov.u64 %rd18, %rd13;
+LOOP:
+ shl.b64 %rd5, %rd18, 2;
+ add.s64 %rd6, %rd4, %rd5; ld.global.u32 %r6, [%rd6];
+ add.s64 %rd7, %rd3, %rd5; st.global.u32 [%rd7], %r6;
+ add.s64 %rd18, %rd18, %rd10;
+ add.s64 %rd17, %rd17, -1;
+ setp.ne.s64 %p3, %rd17, 0; @%p3 bra LOOP;
+DONE:"""
+
+
+def test_a_remainder_loop_counted_from_the_trip_count_stays_below_the_bound():
+    s = kernel(REMAINDER_LOOP.format(extra=1))
+    # n = 300, 256 threads: threads 0..43 copy i and i + 256, the others i; in[0, 300).
+    assert verdict(s, out=IN + 1200, n=300) == "idempotent"
+    assert verdict(s, out=IN + 1196, n=300) == "not_idempotent"
+
+
+def test_a_remainder_loop_that_may_run_past_the_trip_count_is_not_capped():
+    # (T + 1) mod 4: threads 0..43 copy three elements, up to i + 512.
+    s = kernel(REMAINDER_LOOP.format(extra=2))
+    assert verdict(s, out=IN + 1200, n=300) == "not_idempotent"
+
+
+# One thread copies n - n % 4 elements, four at a time, counting the rest down by 4 to 0.
+COUNT_DOWN_BY_FOUR = """
+ setp.ne.s32 %p1, %r5, 0; @%p1 bra DONE;
+ and.b32 %r20, %r1, 3; sub.s32 %r21, %r1, %r20;
+ setp.lt.s32 %p2, %r21, 4; @%p2 bra DONE;
+ mov.u32 %r12, 0;
+LOOP:
+ mul.wide.s32 %rd5, %r12, 4;
+ add.s64 %rd6, %rd4, %rd5; ld.global.u32 %r6, [%rd6]; ld.global.u32 %r7, [%rd6+12];
+ add.s64 %rd7, %rd3, %rd5; st.global.u32 [%rd7], %r6; st.global.u32 [%rd7+12], %r7;
+ add.s32 %r12, %r12, 4;
+ add.s32 %r21, %r21, -4;
+ setp.ne.s32 %p3, %r21, 0; @%p3 bra LOOP;
+DONE:"""
+
+
+@pytest.mark.parametrize("n", [8, 10, 11])
+def test_a_count_down_by_four_to_zero_bounds_its_loop(n):
+    s = kernel(COUNT_DOWN_BY_FOUR)
+    # in[0, 8) and out[0, 8) for n = 8, 10 and 11.
+    assert verdict(s, out=IN + 32, n=n) == "idempotent"
+    assert verdict(s, out=IN + 28, n=n) == "not_idempotent"
