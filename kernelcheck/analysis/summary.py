@@ -288,9 +288,15 @@ def _literal_operands(accesses) -> Occurrences:
 
 def _launch_literals(a: SymbolicAccess, guarded: Term,
                      operands: Occurrences | None = None) -> list:
-    """The path-guard comparisons of ``a`` kept for the launch check: those that bound no
-    part of its address (the others already narrow the address range, where an empty range
-    says the access cannot run), at most :data:`_MAX_GUARDS`.
+    """The path-guard comparisons of ``a`` kept for the launch check, at most
+    :data:`_MAX_GUARDS`: first those that bound no part of its address, then those of two
+    launch constants that do.
+
+    A literal whose operand occurs in the address mostly narrows the address range already
+    (an empty range says the access cannot run), but not wherever the operand sits: in the
+    count of a loop whose value after the loop is joined with the value of the path that
+    skips it, an empty count leaves the join non-empty. ``k % 4 != 0`` before a remainder
+    loop, false at a launch with ``k = 8``, keeps its reads from being counted then.
 
     Soundness: every literal of the path guard holds whenever the access runs (it is a
     condition of every path to it), so an instance for which the evaluator finds a literal
@@ -305,9 +311,10 @@ def _launch_literals(a: SymbolicAccess, guarded: Term,
     if operands is None:
         operands = Occurrences(x for lit in literals for x in (lit.a, lit.b))
     present = set(operands.within(guarded))
-    for lit in literals:
-        if lit.a in present or lit.b in present:
-            continue
+    narrowing = [lit for lit in literals if lit.a in present or lit.b in present]
+    ordered = [lit for lit in literals if lit not in narrowing] + [
+        lit for lit in narrowing if is_launch_constant(lit.a) and is_launch_constant(lit.b)]
+    for lit in ordered:
         if lit not in out:
             out.append(lit)
         if len(out) == _MAX_GUARDS:
