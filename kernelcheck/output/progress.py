@@ -39,13 +39,15 @@ class ProgressBar:
     total : int
         Units of work.
     unit : str
-        What is counted (``images``, ``trials``).
+        What is counted (``images``, ``trials``, ``B``).
     enabled : bool, optional
         Default: :func:`progress_enabled`.
+    scaled : bool, optional
+        Show counts with k/M/G prefixes (for bytes).
     """
 
     def __init__(self, total: int, unit: str = "tasks", enabled: bool | None = None,
-                 description: str = "") -> None:
+                 description: str = "", scaled: bool = False) -> None:
         self.total = total
         self.done = 0
         self.enabled = progress_enabled() if enabled is None else enabled
@@ -56,7 +58,10 @@ class ProgressBar:
             # A terminal that reports no size (a fresh pseudo-terminal, some CI consoles)
             # would get a zero-width bar, hidden below its zero rows: 80x24 then.
             sized = _columns() > 0
-            self._bar = tqdm(total=total, unit=f" {unit}", desc=description or None,
+            # ``scaled``: large counts (bytes) shown with k/M/G prefixes.
+            self._bar = tqdm(total=total, unit=unit if scaled else f" {unit}",
+                             unit_scale=scaled, unit_divisor=1024 if scaled else 1000,
+                             desc=description or None,
                              file=sys.stderr, dynamic_ncols=sized,
                              ncols=None if sized else 80, nrows=None if sized else 24,
                              leave=False, mininterval=0.2, smoothing=0.1)
