@@ -75,6 +75,7 @@ def within_budget(call: Callable[[], T], seconds: float | None) -> T:
     if not seconds > 0:
         raise ValueError(f"a time budget must be positive, got {seconds!r}")
     _quiet_unraisable()
+    _z3_context_ready()
     try:
         if threading.current_thread() is threading.main_thread():
             return _with_alarm(call, seconds)
@@ -180,11 +181,15 @@ def _with_thread_timer(call: Callable[[], T], seconds: float) -> T:
 
 
 _hooked = False
+_z3_ready = False
 
 
 def _quiet_unraisable() -> None:
     """Drop a :class:`BudgetExceeded` that lands in a finaliser (it is raised again), and
-    hand every other unraisable exception to the hook in place before."""
+    the ``AttributeError`` of a Z3 object's finaliser (a stop cut its constructor short:
+    ``Context.__init__`` stopped between creating the native context and setting
+    ``owner``; at worst the native object is not freed); hand every other unraisable
+    exception to the hook in place before."""
     global _hooked
     if _hooked:
         return
@@ -194,6 +199,23 @@ def _quiet_unraisable() -> None:
     def hook(unraisable) -> None:
         if unraisable.exc_type is BudgetExceeded:
             return
+        if unraisable.exc_type is AttributeError and str(
+                getattr(unraisable.object, "__module__", "")).startswith("z3"):
+            return
         previous(unraisable)
 
     sys.unraisablehook = hook
+
+
+def _z3_context_ready() -> None:
+    """Z3's global context, made before any clock starts: a stop inside its constructor
+    would leave the process without one and print the finaliser's error later."""
+    global _z3_ready
+    if _z3_ready:
+        return
+    _z3_ready = True
+    try:
+        import z3
+    except ImportError:  # pragma: no cover - z3-solver is a dependency
+        return
+    z3.main_ctx()

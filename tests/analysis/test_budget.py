@@ -106,6 +106,22 @@ def test_a_stop_that_lands_in_a_finaliser_is_raised_again(capfd):
     assert "Exception ignored" not in capfd.readouterr().err
 
 
+def test_a_z3_object_a_stop_left_half_built_prints_nothing(capfd):
+    """A stop inside a Z3 constructor (``Context.__init__`` between making the native
+    context and setting ``owner``) leaves an object whose finaliser fails: nothing about it
+    reaches stderr, and the global context exists before any clock starts."""
+    import gc
+
+    import z3
+
+    assert within_budget(lambda: 1, 5.0) == 1
+    assert z3.z3._main_ctx is not None
+    half_built = z3.Context.__new__(z3.Context)
+    del half_built
+    gc.collect()
+    assert "Exception ignored" not in capfd.readouterr().err
+
+
 def test_a_stop_leaves_no_memo_table_filled():
     x = terms.Param("x", 0, 8)
 
