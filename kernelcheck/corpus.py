@@ -176,6 +176,7 @@ def _idempotency(job: ImageJob, module, function, options: dict) -> dict:
     """The analysis record of one kernel (stage ``analysis``); its summary and instance
     verdict are stopped past ``options["kernel_timeout"]`` seconds (not proven)."""
     from kernelcheck.analysis.budget import BudgetExceeded, budget_reason, within_budget
+    from kernelcheck.errors import UnsupportedFeature
     from kernelcheck.output.records import failure_record, kernel_record
 
     language = "sass" if job.kind == "cubin" else "ptx"
@@ -195,10 +196,13 @@ def _idempotency(job: ImageJob, module, function, options: dict) -> dict:
     try:
         try:
             summary, verdict = within_budget(analyse, timeout)
-        except BudgetExceeded:
+        except (BudgetExceeded, UnsupportedFeature) as stop:
+            # Past the budget, or a construct the analysis does not model (a BRX with no
+            # listed target in a subroutine): not proven, saying why; not a failure.
             from kernelcheck.analysis.summary import unanalysed_summary
 
-            summary = unanalysed_summary(function, budget_reason(timeout))
+            reason = budget_reason(timeout) if isinstance(stop, BudgetExceeded) else str(stop)
+            summary = unanalysed_summary(function, reason)
             verdict = _instance_verdict(summary, function, options)
         return kernel_record(file=job.file, image=job.image, arch=job.arch,
                              language=language, module=module, function=function,

@@ -415,6 +415,7 @@ def _summary(entry: LoadedModule, function, timeout: float | None = None):
     ``timeout`` seconds, a ``not_proven`` summary saying so."""
     from kernelcheck.analysis.budget import BudgetExceeded, budget_reason, within_budget
     from kernelcheck.analysis.summary import analyze_kernel, unanalysed_summary
+    from kernelcheck.errors import UnsupportedFeature
 
     if not function.is_kernel:
         return None
@@ -427,6 +428,8 @@ def _summary(entry: LoadedModule, function, timeout: float | None = None):
         return within_budget(lambda: analyse(entry.module, function), timeout)
     except BudgetExceeded:
         return unanalysed_summary(function, budget_reason(timeout))
+    except UnsupportedFeature as error:  # a construct not modelled: not proven, and why
+        return unanalysed_summary(function, str(error))
 
 
 # -- the library engine: jsonl and sarif, image by image -----------------------------------

@@ -137,3 +137,32 @@ def test_on_dask_worker_threads(slow_saxpy, capsys):
     assert {k: r["class"] for k, r in records.items() if k != "saxpy"} == {
         "vec_add": "conditional", "relu_f32": "conditional", "fill_f32": "always",
         "write_thread_ids": "always"}
+
+
+@pytest.mark.parametrize("report", [["--format", "jsonl"], ["--format", "json"]])
+def test_a_construct_the_analysis_does_not_model_is_not_proven_with_why(
+        monkeypatch, capsys, report):
+    """An UnsupportedFeature raised inside one kernel's analysis (a BRX with no listed
+    target in a subroutine) makes that kernel not_proven, saying what, never 'failed'."""
+    from kernelcheck.errors import UnsupportedFeature
+
+    real = summary_module.analyze_kernel
+
+    def analyze_kernel(module, function, *args, **kwargs):
+        if function.name == "saxpy":
+            raise UnsupportedFeature("BRX with no label target", "saxpy: instruction 7")
+        return real(module, function, *args, **kwargs)
+
+    monkeypatch.setattr(summary_module, "analyze_kernel", analyze_kernel)
+    status = main(["analyze", *report, "-q", ELEMENTWISE])
+    assert status == 0
+    out = capsys.readouterr().out
+    why = "saxpy: instruction 7: unsupported: BRX with no label target"
+    if report[1] == "jsonl":
+        saxpy = _jsonl(out)["saxpy"]
+        assert saxpy["class"] == "not_proven" and saxpy["reasons"] == [why]
+        assert "status" not in saxpy or saxpy["status"] != "failed"
+    else:
+        kernels = {k["name"]: k for k in json.loads(out)["modules"][0]["kernels"]}
+        assert kernels["saxpy"]["class"] == "not_proven"
+        assert kernels["saxpy"]["reasons"] == [why]
