@@ -240,12 +240,13 @@ def test_a_remainder_loop_that_may_run_past_the_trip_count_is_not_capped():
     assert verdict(s, out=IN + 1200, n=300) == "not_idempotent"
 
 
-# One thread copies n - n % 4 elements, four at a time, counting the rest down by 4 to 0.
-COUNT_DOWN_BY_FOUR = """
+# One thread copies n - n % 4 elements, four at a time, counting the rest down by 4 to 0;
+# {rest} follows the loop, and {skip} is where a count below 4 goes.
+BY_FOUR = """
  setp.ne.s32 %p1, %r5, 0; @%p1 bra DONE;
  and.b32 %r20, %r1, 3; sub.s32 %r21, %r1, %r20;
- setp.lt.s32 %p2, %r21, 4; @%p2 bra DONE;
  mov.u32 %r12, 0;
+ setp.lt.s32 %p2, %r21, 4; @%p2 bra {skip};
 LOOP:
  mul.wide.s32 %rd5, %r12, 4;
  add.s64 %rd6, %rd4, %rd5; ld.global.u32 %r6, [%rd6]; ld.global.u32 %r7, [%rd6+12];
@@ -253,7 +254,9 @@ LOOP:
  add.s32 %r12, %r12, 4;
  add.s32 %r21, %r21, -4;
  setp.ne.s32 %p3, %r21, 0; @%p3 bra LOOP;
+{rest}
 DONE:"""
+COUNT_DOWN_BY_FOUR = BY_FOUR.format(skip="DONE", rest="")
 
 
 @pytest.mark.parametrize("n", [8, 10, 11])
@@ -266,19 +269,7 @@ def test_a_count_down_by_four_to_zero_bounds_its_loop(n):
 
 # The same count-down followed by its remainder (n % 4 elements, unrolled), as nvcc writes
 # it: the remainder's index is 0 (the main loop skipped) or where the main loop ended.
-WITH_REMAINDER = """
- setp.ne.s32 %p1, %r5, 0; @%p1 bra DONE;
- and.b32 %r20, %r1, 3; sub.s32 %r21, %r1, %r20;
- mov.u32 %r12, 0;
- setp.lt.s32 %p2, %r21, 4; @%p2 bra REST;
-LOOP:
- mul.wide.s32 %rd5, %r12, 4;
- add.s64 %rd6, %rd4, %rd5; ld.global.u32 %r6, [%rd6]; ld.global.u32 %r7, [%rd6+12];
- add.s64 %rd7, %rd3, %rd5; st.global.u32 [%rd7], %r6; st.global.u32 [%rd7+12], %r7;
- add.s32 %r12, %r12, 4;
- add.s32 %r21, %r21, -4;
- setp.ne.s32 %p3, %r21, 0; @%p3 bra LOOP;
-REST:
+WITH_REMAINDER = BY_FOUR.format(skip="REST", rest="""REST:
  setp.eq.s32 %p4, %r20, 0; @%p4 bra DONE;
  mul.wide.s32 %rd5, %r12, 4;
  add.s64 %rd6, %rd4, %rd5; ld.global.u32 %r6, [%rd6];
@@ -286,8 +277,7 @@ REST:
  setp.eq.s32 %p5, %r20, 1; @%p5 bra DONE;
  ld.global.u32 %r6, [%rd6+4]; st.global.u32 [%rd7+4], %r6;
  setp.eq.s32 %p6, %r20, 2; @%p6 bra DONE;
- ld.global.u32 %r6, [%rd6+8]; st.global.u32 [%rd7+8], %r6;
-DONE:"""
+ ld.global.u32 %r6, [%rd6+8]; st.global.u32 [%rd7+8], %r6;""")
 
 
 @pytest.mark.parametrize("n", [8, 10, 11])
