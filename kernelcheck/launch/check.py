@@ -273,6 +273,10 @@ def bitwise_point(op: int, x: int, y: int) -> int | None:
     return x & y if op == 14 else x | y if op == 15 else x ^ y
 
 
+#: Magnitudes the C evaluator (kernelcheck/shim/check.c, ``KC_INF``) takes as unbounded.
+_UNBOUNDED = 1 << 110
+
+
 def and_clearing_low_bits(lo: int, hi: int, mask: int) -> tuple[int, int] | None:
     """``(lo & mask, hi & mask)``: the exact range of ``x & mask`` over ``lo <= x <= hi``
     when ``lo >= 0`` and, on the bits any such ``x`` has, ``mask`` only clears those below
@@ -281,10 +285,12 @@ def and_clearing_low_bits(lo: int, hi: int, mask: int) -> tuple[int, int] | None
     same (an AND record with one single value).
 
     >>> and_clearing_low_bits(0, 62, 0xfffffff8), and_clearing_low_bits(0, 62, 0xf0)
-    ((0, 56), None)
+    ((0, 56), (0, 48))
+    >>> and_clearing_low_bits(0, 62, 0x3b) is None  # clears bit 2 only: not a rounding
+    True
     """
-    if lo < 0:
-        return None
+    if lo < 0 or hi >= _UNBOUNDED or abs(mask) >= _UNBOUNDED:
+        return None  # an unbounded range (the C evaluator's infinity): the usual rule
     length = hi.bit_length()
     low = (mask & -mask).bit_length() - 1 if mask else length
     if low < length:

@@ -1,0 +1,17 @@
+"""The examples in the docstrings of the launch check run and give what they show."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+
+@pytest.mark.parametrize("name", ["kernelcheck.launch.check", "kernelcheck.launch.evaluate",
+                                  "kernelcheck.analysis.unroll", "kernelcheck.analysis.budget"])
+def test_docstring_examples(name):
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0
+    assert result.failed == 0
