@@ -45,6 +45,7 @@ from kernelcheck.analysis.bases import (
     rebased_base,
     split_base,
 )
+from kernelcheck.analysis.collector import paused_collector
 from kernelcheck.analysis.describe import byte_range_text, merged_conditions
 from kernelcheck.analysis.induction import linear
 from kernelcheck.analysis.lower import (
@@ -74,6 +75,7 @@ from kernelcheck.analysis.terms import (
     children,
     contains,
     forget_equalities,
+    has_kind,
     is_launch_constant,
     render,
 )
@@ -354,14 +356,17 @@ def _self_clobber(reads, writes, guarded_by, assumed=frozenset()) -> tuple[tuple
     run that completes (a failing assertion aborts the launch) and are not compared.
     """
     candidates = []
+    # Each access's position and guard literals, computed once for all pairs.
+    position = {id(a): a.call_path + (a.instr.index,) for a in (*reads, *writes)}
+    literals = {id(a): frozenset(a.guard) - assumed for a in (*reads, *writes)}
     for w in writes:
         for r in reads:
             # Program order across inlined calls: the positions (call site indices, then
             # the instruction's index) compare as tuples, so at the first level where they
             # differ both indices are of one function, as for two accesses of one body
             # (a read inside a call at #5 comes before a write at #7 of the caller).
-            if (r.call_path + (r.instr.index,) < w.call_path + (w.instr.index,)
-                    and set(r.guard) - assumed <= set(w.guard) - assumed):
+            if (position[id(r)] < position[id(w)]
+                    and literals[id(r)] <= literals[id(w)]):
                 if r.address == w.address and r.width == w.width:
                     return (r, w), 0.0
                 if _constant_overlap(r, w):
@@ -464,6 +469,13 @@ def analyze_kernel(module: Module, function: Function,
     >>> analyze_kernel(m, m.get_function("k")).kernel_class
     'always'
     """
+    with paused_collector(release=forget_kernel_caches):
+        return _analyze_kernel(module, function, locate)
+
+
+def _analyze_kernel(module: Module, function: Function,
+                    locate: Callable[[Instruction], tuple[str, str, str]] | None
+                    ) -> KernelSummary:
     start = time.perf_counter()
 
     def where(a: SymbolicAccess) -> str:
@@ -499,8 +511,8 @@ def analyze_kernel(module: Module, function: Function,
         else:
             bad_atomics.append(a)
             reasons.append(f"{rule} on {_describe_base(a)} at {where(a)}")
-    unknown_writes = [w for w in writes if _base(w.address) is None and contains(
-        w.address, lambda t: type(t) is Opaque)]
+    unknown_writes = [w for w in writes if _base(w.address) is None and has_kind(
+        w.address, Opaque)]
     builder = ProgramBuilder()
     records: list[AccessRecord] = []
     index_of: dict[int, int] = {}
@@ -524,7 +536,7 @@ def analyze_kernel(module: Module, function: Function,
         rebased = rebased_base(a.address) if base is None else None
         if rebased is not None:
             base, rebase_slot = rebased[0], builder.slot(rebased[1])
-        indirect = int(contains(guarded, lambda t: type(t) is Opaque))
+        indirect = int(has_kind(guarded, Opaque))
         if module_base(a.address) is not None:
             indirect = IN_MODULE
         const_slot, atoms = -1, ()

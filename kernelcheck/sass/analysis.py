@@ -17,7 +17,13 @@ import re
 import time
 from dataclasses import replace
 
-from kernelcheck.analysis.summary import KernelSummary, analyze_kernel, unanalysed_summary
+from kernelcheck.analysis.collector import paused_collector
+from kernelcheck.analysis.summary import (
+    KernelSummary,
+    analyze_kernel,
+    forget_kernel_caches,
+    unanalysed_summary,
+)
 from kernelcheck.ir.nodes import Function, Module
 from kernelcheck.sass.lift import lift_kernel, module_variables
 
@@ -55,6 +61,11 @@ def analyze_sass_kernel(module: Module, function: Function) -> KernelSummary:
     >>> analyze_sass_kernel(m, m.get_function("atomic_add_all")).kernel_class
     'never'
     """
+    with paused_collector(release=forget_kernel_caches):
+        return _analyze_sass_kernel(module, function)
+
+
+def _analyze_sass_kernel(module: Module, function: Function) -> KernelSummary:
     start = time.perf_counter()
     try:
         lifted, kernel = lifted_module(module, function)
