@@ -285,15 +285,27 @@ def merged_conditions(pairs: Sequence[tuple[_A, _A]], base: Callable[[_A], str],
     o overlaps a (written [o, o + 4*n) by st #20 and #21; read [a, a + 4*n) by ld #15 and #16)
     o overlaps b (written [o, o + 4*n) by st #20; read [b, b + 4*n) by ld #7)
     """
-    groups: dict[tuple[str, str], tuple[list, list]] = {}
+    groups: dict[tuple[str, str], tuple[list, list, set, set]] = {}
+    names: dict[int, str] = {}
+
+    def name(a) -> str:
+        found = names.get(id(a))
+        if found is None:
+            found = names[id(a)] = base(a)
+        return found
+
     for w, r in pairs:
-        writes, reads = groups.setdefault((base(w), base(r)), ([], []))
-        if not any(x is w for x in writes):
+        # Each access once per group, by identity (the pairs hold the same objects).
+        writes, reads, seen_writes, seen_reads = groups.setdefault(
+            (name(w), name(r)), ([], [], set(), set()))
+        if id(w) not in seen_writes:
+            seen_writes.add(id(w))
             writes.append(w)
-        if not any(x is r for x in reads):
+        if id(r) not in seen_reads:
+            seen_reads.add(id(r))
             reads.append(r)
     out = []
-    for (written, read), (writes, reads) in groups.items():
+    for (written, read), (writes, reads, _, _) in groups.items():
         head = (f"not idempotent when {written} overlaps {read}" if written != read else
                 f"not idempotent when what it writes through {written} overlaps what it "
                 f"reads through it")

@@ -177,10 +177,10 @@ def apply_guards(address: Term, guard, cache: dict | None = None) -> Term:
     shared = cache.get(guard) if cache is not None else None
     if shared is None:
         cons = _constraints(guard_literals(guard))
-        shared = (cons, _shifted(cons) if cons else {}, {})
+        shared = (cons, _shifted(cons) if cons else {}, {}, {})
         if cache is not None:
             cache[guard] = shared
-    cons, shifted, memo = shared
+    cons, shifted, memo, sums = shared
     if not cons:
         return address
 
@@ -222,46 +222,73 @@ def apply_guards(address: Term, guard, cache: dict | None = None) -> Term:
         return _children(t, ctx)
 
     def _children(t, ctx):
+        # A node none of whose children changed is returned itself, not a copy: the
+        # accesses of a kernel share their sub-terms, and so do their guarded addresses
+        # wherever no fact applies (every walk of them then meets each shared node once).
         kind = type(t)
         if kind is Add:
             return _sum(t, ctx)
-        if kind is Mul:
-            return mul(*(go(a, ctx) for a in t.args))
-        if kind is Join:
-            return Join(tuple(go(a, ctx) for a in t.args))
+        if kind in (Mul, Join):
+            args = tuple(go(a, ctx) for a in t.args)
+            if all(x is y for x, y in zip(args, t.args, strict=True)):
+                return t
+            return mul(*args) if kind is Mul else Join(args)
         if kind is Wrap:
-            return Wrap(go(t.arg, t.bits), t.bits, t.signed)
+            arg = go(t.arg, t.bits)
+            return t if arg is t.arg else Wrap(arg, t.bits, t.signed)
         if kind in (Min, Max, Div, Rem, BitAnd, BitOr, BitXor):
-            return kind(go(t.a, None), go(t.b, None))
+            a, b = go(t.a, None), go(t.b, None)
+            return t if a is t.a and b is t.b else kind(a, b)
         if kind is Shr:
-            return Shr(go(t.a, None), t.k)
+            a = go(t.a, None)
+            return t if a is t.a else Shr(a, t.k)
         if kind is ShrVar:
-            return ShrVar(go(t.a, None), go(t.amount, None), t.width)
+            a, amount = go(t.a, None), go(t.amount, None)
+            return t if a is t.a and amount is t.amount else ShrVar(a, amount, t.width)
         if kind is Pow2:
-            return Pow2(go(t.amount, None), t.width)
+            amount = go(t.amount, None)
+            return t if amount is t.amount else Pow2(amount, t.width)
         if kind is Bound:
-            return Bound(go(t.arg, None), t.lo, t.hi)
+            arg = go(t.arg, None)
+            return t if arg is t.arg else Bound(arg, t.lo, t.hi)
         if kind is NotEq:
-            return NotEq(go(t.arg, None), t.value)
+            arg = go(t.arg, None)
+            return t if arg is t.arg else NotEq(arg, t.value)
         if kind is Gate:
-            return Gate(go(t.arg, ctx), t.cond)
+            arg = go(t.arg, ctx)
+            return t if arg is t.arg else Gate(arg, t.cond)
         if kind is ParamAt:
-            return ParamAt(go(t.offset, None), t.size)
+            offset = go(t.offset, None)
+            return t if offset is t.offset else ParamAt(offset, t.size)
         return t
+
+    def constrained_sums(ctx):
+        # The constrained keys that are sums (or wraps of a sum at the width ``ctx``), in
+        # the order of ``cons``: only they can be sub-sums of a larger sum.
+        found = sums.get(ctx)
+        if found is None:
+            found = sums[ctx] = []
+            for c in cons:
+                inner = c.arg if type(c) is Wrap and c.bits == ctx else c
+                if type(inner) is Add:
+                    found.append((c, inner))
+        return found
 
     def _sum(t, ctx):
         # A constrained sum may be a sub-sum of a flattened Add (``p + (i0 + tid)``).
         args = list(t.args)
         out = []
         if ctx:
-            for c in cons:
-                inner = c.arg if type(c) is Wrap and c.bits == ctx else c
-                if type(inner) is Add and len(inner.args) < len(args) and all(
+            for c, inner in constrained_sums(ctx):
+                if len(inner.args) < len(args) and all(
                         inner.args.count(x) <= args.count(x) for x in inner.args):
                     for x in inner.args:
                         args.remove(x)
                     out.append(_bounded(c, cons[c]))
-        return add(*out, *(go(a, ctx) for a in args))
+        kept = [go(a, ctx) for a in args]
+        if not out and all(x is y for x, y in zip(kept, t.args, strict=True)):
+            return t
+        return add(*out, *kept)
 
     return go(address, None)
 

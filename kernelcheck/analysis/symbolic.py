@@ -79,8 +79,11 @@ from kernelcheck.analysis.terms import (
     add,
     contains,
     forget_leaves,
+    has_kind,
+    kind_bits,
     mul,
     neg,
+    node_kinds,
     opaque_leaves,
     pred_not,
     rejoin_words,
@@ -1148,13 +1151,13 @@ class _Walker:
         for _ in range(8):
             changed = False
             for var, value in list(mapping.items()):
-                if contains(value, lambda t: type(t) is LoopVar):
+                if has_kind(value, LoopVar):
                     mapping[var] = substitute(value, mapping)
                     changed = True
             if not changed:
                 break
         for var, value in list(mapping.items()):
-            if contains(value, lambda t: type(t) is LoopVar):
+            if has_kind(value, LoopVar):
                 mapping[var] = self._fresh(
                     f"unresolved loop value {var.register} of loop {var.header}")
         return mapping
@@ -1204,7 +1207,7 @@ class _Walker:
 
         def resolved(t):
             for _ in range(4):
-                if not contains(t, lambda n: type(n) is LoopVar):
+                if not has_kind(t, LoopVar):
                     break
                 t = substitute(t, mapping)
             return t
@@ -1219,10 +1222,9 @@ class _Walker:
                 return None
             literals = [resolved(g) for g in edge.guard + entry_literals]
             first = resolved(first)
-            if contains(first, lambda n: type(n) is LoopVar):
+            if has_kind(first, LoopVar):
                 return None
-            paths.append(([g for g in literals if not contains(
-                g, lambda n: type(n) is LoopVar)], first))
+            paths.append(([g for g in literals if not has_kind(g, LoopVar)], first))
         for unroll in sorted({factor, 4, 2}, reverse=True):
             if factor % unroll or unroll < 2:
                 continue
@@ -1243,7 +1245,7 @@ class _Walker:
         thread with fewer iterations past ``n``."""
         from kernelcheck.analysis.unroll import prove_count
 
-        if type(trip) is not TripMax or contains(trip, lambda n: type(n) is LoopVar):
+        if type(trip) is not TripMax or has_kind(trip, LoopVar):
             return None
         header = var.header - self.loop_base
         if header not in loops:
@@ -1252,11 +1254,10 @@ class _Walker:
         if len(entries) != 1 or entries[0] == ENTRY or entries[0] not in out:
             return None
         init, step = iv
-        if contains(init, lambda n: type(n) is LoopVar) or contains(
-                step, lambda n: type(n) is LoopVar):
+        if has_kind(init, LoopVar) or has_kind(step, LoopVar):
             return None
         literals = [g for g in self._edge_state(cfg, entries[0], header, out[entries[0]]).guard
-                    if not contains(g, lambda n: type(n) is LoopVar)]
+                    if not has_kind(g, LoopVar)]
 
         def bare(t):
             return t.arg if type(t) is Wrap else t
@@ -1269,7 +1270,7 @@ class _Walker:
                 bound = literal.a
             else:
                 continue
-            if contains(bound, lambda n: type(n) is LoopVar):
+            if has_kind(bound, LoopVar):
                 continue
             if prove_count(literals, trip, init, bound, step):
                 value = add(init, _mul(step, Iter(var.header, trip)))
@@ -1482,7 +1483,8 @@ def _merge(states: list[_State]) -> _State:
     for name in set().union(*(s.preds for s in states)):
         values = [s.preds.get(name) for s in states]
         preds[name] = values[0] if all(v == values[0] for v in values) else POpaque(name)
-    guard = tuple(g for g in states[0].guard if all(g in s.guard for s in states[1:]))
+    others = [set(s.guard) for s in states[1:]]
+    guard = tuple(g for g in states[0].guard if all(g in other for other in others))
     shared = set.intersection(*(s.shared for s in states))
     frames = merge_slots([s.frames for s in states])
     flags = {name: f for name, f in states[0].flags.items()
@@ -1492,6 +1494,9 @@ def _merge(states: list[_State]) -> _State:
 
 
 _ARITHMETIC = (Const, Param, Special, Add, Mul, Wrap, Div, Rem, Shr, BitAnd, BitOr)
+#: :func:`node_kinds` bits of the nodes of :data:`_ARITHMETIC` (a thread's special
+#: register included).
+_ARITHMETIC_BITS = kind_bits(*_ARITHMETIC) | 1
 
 
 def _same_quotient(states: list[_State], name: str, values: list) -> list:
@@ -1503,8 +1508,8 @@ def _same_quotient(states: list[_State], name: str, values: list) -> list:
     means the same number on both paths; else ``values`` unchanged."""
     a, b = (s.regs.get(name) for s in states)
     if a is None or b is None or not any(
-            contains(v, lambda t: type(t) in (Div, Rem)) for v in (a, b)) or any(
-            contains(v, lambda t: not isinstance(t, _ARITHMETIC)) for v in (a, b)):
+            has_kind(v, Div, Rem) for v in (a, b)) or any(
+            node_kinds(v) & ~_ARITHMETIC_BITS for v in (a, b)):
         return values
     from kernelcheck.analysis.unroll import prove_equal_under
 
@@ -1514,6 +1519,12 @@ def _same_quotient(states: list[_State], name: str, values: list) -> list:
         if mine and prove_equal_under(mine, other, keep):
             return [keep]
     return values
+
+
+def _has_loop_var(term, key: int) -> bool:
+    """Whether ``term`` holds a loop variable of the loop headed by block ``key``."""
+    return has_kind(term, LoopVar) and contains(
+        term, lambda t: type(t) is LoopVar and t.header == key)
 
 
 def _step_of(var: LoopVar, latch_values, key: int) -> Term | None:
@@ -1529,7 +1540,7 @@ def _step_of(var: LoopVar, latch_values, key: int) -> Term | None:
         rest = list(value.args)
         rest.remove(var)
         step = add(*rest)
-        if contains(step, lambda t: type(t) is LoopVar and t.header == key):
+        if _has_loop_var(step, key):
             return None
         steps.append(step)
     if not steps or any(s != steps[0] for s in steps):
@@ -1573,7 +1584,7 @@ def _word_pairs(others, key: int):
             for m, c in linear(pair).items():
                 form[m] = form.get(m, 0) - c
             step = from_linear({m: c for m, c in form.items() if c})
-            if contains(step, lambda t: type(t) is LoopVar and t.header == key):
+            if _has_loop_var(step, key):
                 continue
             if all(linear(v) == linear(add(pair, step)) for v in lo_latches):
                 if type(step) is Const:
@@ -1687,7 +1698,7 @@ def _loop_test(literal: Pred, key: int):
         return None
 
     def varies(t):
-        return contains(t, lambda n: type(n) is LoopVar and n.header == key)
+        return _has_loop_var(t, key)
 
     a, b, op = literal.a, literal.b, literal.op
     if varies(b) and not varies(a):
@@ -1737,7 +1748,7 @@ def _iv_offset(x, ivs: dict, key: int):
         rest = list(parts)
         rest.remove(var)
         c = add(*rest)
-        if contains(c, lambda n: type(n) is LoopVar and n.header == key):
+        if _has_loop_var(c, key):
             continue
         return var, c
     # x may be the updated value of an IV: iv + step folded into one sum.

@@ -35,6 +35,7 @@ __all__ = [
     "PConst", "POpaque", "THREAD_VARS",
     "DIMS", "add", "mul", "neg", "wrap", "const", "contains", "substitute", "is_launch_constant",
     "render", "pred_not", "children", "forget_equalities", "rejoin_words", "geometry_max",
+    "node_kinds", "kind_bits", "has_kind",
 ]
 
 #: Special registers whose value differs between the threads of one launch, with the
@@ -332,6 +333,8 @@ def forget_equalities() -> None:
     their terms)."""
     _EQUAL.clear()
     _LEAVES.clear()
+    _WRAPPED.clear()
+    _KINDS.clear()
 
 
 def _hash_once(cls: type) -> None:
@@ -526,9 +529,17 @@ def geometry_max(term: Term) -> int | None:
     return None
 
 
+#: Per ``(id(term), bits, signed)``: the term (kept so its id stays its own) and its
+#: :func:`wrap`. Emptied by :func:`forget_equalities`.
+_WRAPPED: dict[tuple[int, int, bool], tuple[Term, Term]] = {}
+
+
 def wrap(term: Term, bits: int, signed: bool) -> Term:
     """``Wrap(term, bits, signed)`` with constants folded, summands that are multiples of
     ``2**bits`` dropped and redundant wraps removed.
+
+    The answer for a term object is kept: guards are applied to every access, and each
+    one asks again for the wraps of the sub-terms the accesses share.
 
     >>> p, q = Param("p", 8, 4), Param("q", 12, 4)
     >>> wrap(add(p, mul(Const(1 << 32), q)), 32, False) == p
@@ -539,6 +550,16 @@ def wrap(term: Term, bits: int, signed: bool) -> Term:
         if signed and v >> (bits - 1):
             v -= 1 << bits
         return Const(v)
+    key = (id(term), bits, signed)
+    hit = _WRAPPED.get(key)
+    if hit is not None and hit[0] is term:
+        return hit[1]
+    out = _wrap(term, bits, signed)
+    _WRAPPED[key] = (term, out)
+    return out
+
+
+def _wrap(term: Term, bits: int, signed: bool) -> Term:
     if type(term) in (Add, Mul):
         # Summands that are multiples of 2**bits vanish modulo 2**bits: the low word of
         # two 32-bit parameters read as one 64-bit word (p + 2**32*q) is p, also as a
@@ -651,19 +672,24 @@ def _or_fold(term, memo: dict, own) -> int:
     """``own(t)`` or-ed over every node ``t`` of ``term`` (a term or predicate), each node
     computed once: ``memo`` maps ``id(node)`` to ``(node, bits)`` (the node kept so its id
     stays its own) and is filled in, so later calls walk only nodes not seen before."""
-    hit = memo.get(id(term))
+    get = memo.get
+    hit = get(id(term))
     if hit is not None and hit[0] is term:
         return hit[1]
     stack = [(term, False)]
     while stack:
         t, ready = stack.pop()
-        hit = memo.get(id(t))
+        hit = get(id(t))
         if hit is not None and hit[0] is t:
             continue
         kids = _children(t)
         if not ready:
             stack.append((t, True))
-            stack.extend((child, False) for child in kids)
+            for child in kids:
+                # Only the children not answered yet are walked (most are shared).
+                hit = get(id(child))
+                if hit is None or hit[0] is not child:
+                    stack.append((child, False))
             continue
         bits = own(t)
         for child in kids:
@@ -713,6 +739,48 @@ class Occurrences:
         return [t for t, bit in self._index.items() if mask & bit]
 
 
+#: Per term object (by ``id``, kept beside its entry): the node kinds under it, as bits of
+#: :func:`kind_bits`. Emptied by :func:`forget_equalities`.
+_KINDS: dict[int, tuple[object, int]] = {}
+#: The bit of a special register that differs between threads (not one of :data:`DIMS`).
+_THREAD_SPECIAL = 1
+
+
+def kind_bits(*kinds: type) -> int:
+    """The bits of :func:`node_kinds` that stand for the node classes ``kinds``."""
+    bits = 0
+    for kind in kinds:
+        bits |= _KIND_BITS[kind]
+    return bits
+
+
+def _own_kind(t) -> int:
+    kind = type(t)
+    bit = _KIND_BITS.get(kind, 0)
+    if kind is Special and t.name not in DIMS:
+        bit |= _THREAD_SPECIAL
+    return bit
+
+
+def node_kinds(term) -> int:
+    """The classes of the nodes of ``term`` (a term or predicate) as bits (test them with
+    :func:`kind_bits`), plus a bit for a special register that differs between threads.
+
+    Every node's answer is kept until :func:`forget_equalities`, so the questions asked of
+    the shared sub-terms of one kernel's many terms walk each node once.
+
+    >>> t = add(Param("p", 0, 8), Opaque("v"))
+    >>> bool(node_kinds(t) & kind_bits(Opaque)), bool(node_kinds(t) & kind_bits(Div))
+    (True, False)
+    """
+    return _or_fold(term, _KINDS, _own_kind)
+
+
+def has_kind(term, *kinds: type) -> bool:
+    """Whether some node of ``term`` is of one of the classes ``kinds``."""
+    return bool(node_kinds(term) & kind_bits(*kinds))
+
+
 def contains(term, predicate) -> bool:
     """Whether some node of ``term`` (a term or predicate) satisfies ``predicate``."""
     stack = [term]
@@ -730,8 +798,14 @@ def contains(term, predicate) -> bool:
 
 def is_launch_constant(term) -> bool:
     """Whether ``term`` has one value for the whole launch (params, dims and constants)."""
-    return not contains(term, lambda t: type(t) in (Opaque, LoopVar, Iter, Join) or (
-        type(t) is Special and t.name not in DIMS))
+    return not node_kinds(term) & _VARYING
+
+
+_NODE_KINDS = (Const, Param, ParamAt, Special, Global, Opaque, LoopVar, TripMax, Iter, Add, Mul,
+               Wrap, Min, Max, Join, Div, Rem, Shr, Pow2, ShrVar, BitAnd, BitOr, BitXor, NotEq,
+               Bound, Gate, Cmp, PNot, PAnd, POr, PConst, POpaque)
+_KIND_BITS = {kind: 1 << (i + 1) for i, kind in enumerate(_NODE_KINDS)}
+_VARYING = kind_bits(Opaque, LoopVar, Iter, Join) | _THREAD_SPECIAL
 
 
 def substitute(term, mapping: dict):

@@ -3,7 +3,17 @@
 from __future__ import annotations
 
 from kernelcheck.analysis.lower import apply_guards
-from kernelcheck.analysis.terms import Bound, Cmp, Const, Param, Special, add, contains, wrap
+from kernelcheck.analysis.terms import (
+    Bound,
+    Cmp,
+    Const,
+    Param,
+    Special,
+    add,
+    contains,
+    mul,
+    wrap,
+)
 
 
 def test_bound_on_a_shifted_special_register_bounds_the_register():
@@ -26,3 +36,17 @@ def test_bound_on_a_multiple_of_a_register_bounds_the_register():
     address = add(Param("p", 0, 8), mul(Const(16), Join((tid, add(tid, Special("%ntid.x"))))))
     guarded = apply_guards(address, guard)
     assert contains(guarded, lambda t: type(t) is Bound and t.arg == tid and type(t.hi) is Div)
+
+
+def test_a_sub_term_no_fact_applies_to_is_kept_itself():
+    # The accesses of a kernel share sub-terms; guarded addresses share them too wherever
+    # no guard fact applies, so later walks (lowering, occurrence tests) meet them once.
+    tid = Special("%tid.x")
+    shared = mul(Const(4), Param("m", 8, 4))
+    address = add(Param("p", 0, 8), wrap(tid, 64, False), shared)
+    guard = (Cmp("lt", tid, Param("n", 16, 4)),)
+    guarded = apply_guards(address, guard)
+    assert guarded != address
+    assert any(arg is shared for arg in guarded.args)
+    assert apply_guards(shared, guard) is shared
+    assert contains(guarded, lambda t: type(t) is Bound)
