@@ -26,7 +26,8 @@ State a stopped analysis leaves behind: the per-kernel memo tables of
 :mod:`kernelcheck.analysis.summary` and :mod:`kernelcheck.analysis.terms` hold only
 completed entries (an entry is stored after its value is computed), and every kernel's
 analysis empties them when it starts; :func:`within_budget` also empties them after a
-stop, so no term of the stopped kernel is kept.
+stop, so no term of the stopped kernel is kept, and puts the garbage collector back as it
+was before the analysis (:func:`kernelcheck.analysis.collector.recover`).
 """
 
 from __future__ import annotations
@@ -82,6 +83,9 @@ def within_budget(call: Callable[[], T], seconds: float | None) -> T:
         return _with_thread_timer(call, seconds)
     except BudgetExceeded:
         _forget_kernel_caches()
+        from kernelcheck.analysis.collector import recover
+
+        recover()
         raise
 
 

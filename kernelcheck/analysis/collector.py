@@ -12,8 +12,13 @@ fall.
 walked until it ends), pauses automatic collection during the analysis, and afterwards
 drops the analysis's memo tables and runs one collection over what the analysis left (its
 reference cycles), so memory is returned once per kernel instead of being scanned over and
-over. Nested and concurrent analyses share one pause: the collector resumes when the last
-of them ends.
+over. Nested analyses share one pause: the collector resumes when the outermost ends.
+
+Only the main thread pauses the collector (the command and the workers of the local
+process pool analyse there); an analysis in another thread runs with the collector as it
+is, so threads never wait on one another here. A time budget
+(:mod:`kernelcheck.analysis.budget`) may stop an analysis anywhere, this module's own code
+included: after such a stop :func:`recover` puts the collector back as it was.
 """
 
 from __future__ import annotations
@@ -23,10 +28,10 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-__all__ = ["paused_collector"]
+__all__ = ["paused_collector", "recover"]
 
-_lock = threading.Lock()
 _depth = 0
+_paused = False
 _was_enabled = False
 
 
@@ -45,25 +50,46 @@ def paused_collector(release: Callable[[], None] | None = None) -> Iterator[None
     >>> gc.isenabled()
     True
     """
-    global _depth, _was_enabled
-    with _lock:
-        _depth += 1
-        if _depth == 1:
-            _was_enabled = gc.isenabled()
-            gc.freeze()
-            gc.disable()
+    global _depth, _paused, _was_enabled
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _depth += 1
+    if not _paused:
+        _was_enabled = gc.isenabled()
+        _paused = True
+        gc.freeze()
+        gc.disable()
     try:
         yield
     finally:
-        with _lock:
-            _depth -= 1
-            last = _depth == 0
-            if last:
-                try:
-                    if release is not None:
-                        release()
-                    gc.collect()
-                finally:
-                    gc.unfreeze()
-                    if _was_enabled:
-                        gc.enable()
+        _depth -= 1
+        if _depth <= 0:
+            _depth = 0
+            _resume(release)
+
+
+def _resume(release: Callable[[], None] | None) -> None:
+    """End the pause: ``release``, one collection, then the collector as it was. Safe to
+    call again if a stop cut it short (each step may be repeated)."""
+    global _paused
+    if not _paused:
+        return
+    try:
+        if release is not None:
+            release()
+        gc.collect()
+    finally:
+        gc.unfreeze()
+        if _was_enabled:
+            gc.enable()
+        _paused = False
+
+
+def recover() -> None:
+    """Put the collector back as it was before the main thread's analysis that a time
+    budget stopped (wherever the stop landed); nothing to do in another thread."""
+    global _depth
+    if threading.current_thread() is threading.main_thread():
+        _depth = 0
+        _resume(None)

@@ -6,7 +6,8 @@ import weakref
 
 import pytest
 
-from kernelcheck.analysis.collector import paused_collector
+from kernelcheck.analysis.budget import BudgetExceeded, within_budget
+from kernelcheck.analysis.collector import paused_collector, recover
 from kernelcheck.analysis.summary import analyze_kernel
 from kernelcheck.ptx.parser import parse_ptx
 
@@ -63,26 +64,47 @@ def test_a_collector_the_program_turned_off_stays_off():
         gc.enable()
 
 
-def test_nested_and_concurrent_pauses_end_together():
-    inner_done = threading.Event()
-    release = threading.Event()
+def test_nested_pauses_end_with_the_outermost():
+    with paused_collector():
+        with paused_collector():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
+def test_another_thread_analyses_with_the_collector_as_it_is():
+    seen = []
 
     def other():
         with paused_collector():
-            inner_done.set()
-            release.wait(5)
+            seen.append(gc.isenabled())
 
     thread = threading.Thread(target=other)
-    with paused_collector():
-        thread.start()
-        assert inner_done.wait(5)
-        with paused_collector():
-            assert not gc.isenabled()
-    # This thread's pause ended; the other's has not: still paused.
-    assert not gc.isenabled()
-    release.set()
+    thread.start()
     thread.join(5)
+    assert seen == [True]
+
+
+def test_an_analysis_stopped_by_its_budget_gives_the_collector_back():
+    def slow():
+        with paused_collector():
+            while True:  # stopped by the budget, wherever it lands
+                pass
+
+    with pytest.raises(BudgetExceeded):
+        within_budget(slow, 0.05)
     assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
+def test_recover_after_a_pause_whose_end_was_cut_short():
+    pause = paused_collector()
+    pause.__enter__()  # the exit never runs, as when a stop lands in it
+    assert not gc.isenabled()
+    recover()
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    with paused_collector():
+        assert not gc.isenabled()
+    assert gc.isenabled()
 
 
 def test_an_analysis_leaves_the_collector_as_it_found_it():
