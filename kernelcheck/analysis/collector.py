@@ -8,11 +8,12 @@ the old ones: on a library's kernels that is dozens of walks over millions of ob
 third of the analysis time, and a time that varies from run to run with where the walks
 fall.
 
-:func:`paused_collector` freezes the objects alive when an analysis starts (they are not
-walked until it ends), pauses automatic collection during the analysis, and afterwards
-drops the analysis's memo tables and runs one collection over what the analysis left (its
-reference cycles), so memory is returned once per kernel instead of being scanned over and
-over. Nested analyses share one pause: the collector resumes when the outermost ends.
+:func:`paused_collector` pauses automatic collection while an analysis runs, and after it
+drops the analysis's memo tables and collects the youngest generation once: the objects
+the analysis made (its reference cycles among them), not the older ones, which the
+collector's own schedule handles once it runs again. Memory is returned once per kernel
+instead of being scanned over and over. Nested analyses share one pause: the collector
+resumes when the outermost ends.
 
 Only the main thread pauses the collector (the command and the workers of the local
 process pool analyse there); an analysis in another thread runs with the collector as it
@@ -58,7 +59,6 @@ def paused_collector(release: Callable[[], None] | None = None) -> Iterator[None
     if not _paused:
         _was_enabled = gc.isenabled()
         _paused = True
-        gc.freeze()
         gc.disable()
     try:
         yield
@@ -70,17 +70,17 @@ def paused_collector(release: Callable[[], None] | None = None) -> Iterator[None
 
 
 def _resume(release: Callable[[], None] | None) -> None:
-    """End the pause: ``release``, one collection, then the collector as it was. Safe to
-    call again if a stop cut it short (each step may be repeated)."""
+    """End the pause: ``release``, one collection of the youngest generation (everything
+    made while paused is still there), then the collector as it was. Safe to call again if
+    a stop cut it short (each step may be repeated)."""
     global _paused
     if not _paused:
         return
     try:
         if release is not None:
             release()
-        gc.collect()
+        gc.collect(0)
     finally:
-        gc.unfreeze()
         if _was_enabled:
             gc.enable()
         _paused = False

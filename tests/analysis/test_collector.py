@@ -43,7 +43,6 @@ def test_the_collector_runs_again_after_the_pause_and_frees_its_cycles():
         assert gone() is not None  # no collection while paused
     assert gone() is None  # the one collection at the end freed it
     assert gc.isenabled()
-    assert gc.get_freeze_count() == 0
 
 
 def test_a_stopped_analysis_gives_the_collector_back():
@@ -51,7 +50,7 @@ def test_a_stopped_analysis_gives_the_collector_back():
     with pytest.raises(RuntimeError), paused_collector(release=lambda: released.append(1)):
         raise RuntimeError("stopped part-way")
     assert released == [1]
-    assert gc.isenabled() and gc.get_freeze_count() == 0
+    assert gc.isenabled()
 
 
 def test_a_collector_the_program_turned_off_stays_off():
@@ -69,7 +68,7 @@ def test_nested_pauses_end_with_the_outermost():
         with paused_collector():
             assert not gc.isenabled()
         assert not gc.isenabled()
-    assert gc.isenabled() and gc.get_freeze_count() == 0
+    assert gc.isenabled()
 
 
 def test_another_thread_analyses_with_the_collector_as_it_is():
@@ -93,7 +92,7 @@ def test_an_analysis_stopped_by_its_budget_gives_the_collector_back():
 
     with pytest.raises(BudgetExceeded):
         within_budget(slow, 0.05)
-    assert gc.isenabled() and gc.get_freeze_count() == 0
+    assert gc.isenabled()
 
 
 def test_recover_after_a_pause_whose_end_was_cut_short():
@@ -101,7 +100,7 @@ def test_recover_after_a_pause_whose_end_was_cut_short():
     pause.__enter__()  # the exit never runs, as when a stop lands in it
     assert not gc.isenabled()
     recover()
-    assert gc.isenabled() and gc.get_freeze_count() == 0
+    assert gc.isenabled()
     with paused_collector():
         assert not gc.isenabled()
     assert gc.isenabled()
@@ -111,4 +110,4 @@ def test_an_analysis_leaves_the_collector_as_it_found_it():
     module = parse_ptx(PTX)
     summary = analyze_kernel(module, module.get_function("scale"))
     assert summary.kernel_class == "never"
-    assert gc.isenabled() and gc.get_freeze_count() == 0
+    assert gc.isenabled()
