@@ -158,21 +158,16 @@ def _reason_kind(reason: str) -> str:
 
 
 def _analyze_job(job_and_timeout):
-    """Analyse every kernel of one cubin image: ``[(kernel, class, reason, seconds)]``."""
-    import signal
+    """Analyse every kernel of one cubin image: ``[(kernel, class, reason, seconds)]``.
 
+    Each kernel's analysis runs under :func:`kernelcheck.analysis.budget.within_budget`, as
+    ``kernelcheck analyze --kernel-timeout`` runs it (the stop is raised only inside the
+    analysis, and the state it leaves is put back)."""
+    from kernelcheck.analysis.budget import BudgetExceeded, within_budget
     from kernelcheck.sass.analysis import analyze_sass_kernel
     from kernelcheck.sass.loader import load_cubin_sass
 
     job, timeout = job_and_timeout
-
-    class _Late(BaseException):
-        """Raised by the timer; not an Exception, so the analysis does not report it as
-        a fault of its own."""
-
-    def late(signum, frame):
-        raise _Late
-
     rows = []
     try:
         image = load_cubin_sass(job.data, job.image)
@@ -180,21 +175,18 @@ def _analyze_job(job_and_timeout):
         return [(None, "image_failed", f"{type(error).__name__}", 0.0)]
     for failure in image.failures:
         rows.append((failure.name, "not_proven", f"SASS not parsed: {failure.cause}", 0.0))
-    signal.signal(signal.SIGALRM, late)
     for kernel in image.module.kernels:
         start = time.perf_counter()
-        signal.setitimer(signal.ITIMER_REAL, timeout)
         try:
-            summary = analyze_sass_kernel(image.module, kernel)
+            summary = within_budget(
+                lambda k=kernel: analyze_sass_kernel(image.module, k), timeout)
             kind, reason = summary.kernel_class, (
                 _reason_kind(summary.reasons[0]) if summary.kernel_class == "not_proven"
                 and summary.reasons else "")
-        except _Late:
+        except BudgetExceeded:
             kind, reason = "not_proven", f"analysis over {timeout:g} s"
         except Exception as error:  # noqa: BLE001 - a fault of ours, counted
             kind, reason = "not_proven", f"analysis fault: {type(error).__name__}"
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
         rows.append((kernel.name, kind, reason, time.perf_counter() - start))
     return rows
 
