@@ -62,18 +62,9 @@ def _child(root: str, images: str, kernels: list[str], timeout: float) -> dict:
 
 def _modules(images: list[tuple[str, bytes]]) -> list:
     """The SASS modules of ``(label, cubin bytes)`` images."""
-    from kernelcheck.binary.cubin import CubinFile
-    from kernelcheck.binary.nvdisasm import disassemble
-    from kernelcheck.ir.nodes import Module
-    from kernelcheck.sass.loader import functions_of_cubin, has_line_info, source_files
+    from kernelcheck.sass.loader import load_cubin_sass
 
-    modules = []
-    for label, data in images:
-        cubin = CubinFile(data, filename=label)
-        code = disassemble(data, label=label, line_info=has_line_info(cubin))
-        functions, _ = functions_of_cubin(cubin, code, filename=label)
-        modules.append(Module(None, (cubin.arch,), 64, source_files(code) + functions, label))
-    return modules
+    return [load_cubin_sass(data, label).module for label, data in images]
 
 
 def _pick(path: str, arch: str, images: int, kernels: int, seed: int, low: int, high: int
