@@ -30,6 +30,7 @@ from kernelcheck.analysis.terms import (
     Global,
     Iter,
     Join,
+    Leaves,
     Max,
     Min,
     Mul,
@@ -163,8 +164,13 @@ def _shifted(cons: dict) -> dict:
 def apply_guards(address: Term, guard, cache: dict | None = None) -> Term:
     """``address`` with the facts of ``guard`` attached as :class:`Bound` nodes.
 
-    ``cache`` (a dict the caller keeps while the terms are alive) shares the work between
-    calls with the same guard: the accesses of one block share both guard and subterms.
+    ``cache`` (a dict the caller keeps while the terms are alive, empty at first) shares
+    the work between calls whose guards hold the same facts about the address: only the
+    literals that share a leaf with the address are applied (no other literal can bound a
+    sub-term of it, so the result is the same), and calls applying the same literals share
+    one memo. The accesses of one block share both guard and sub-terms; so do, through
+    this, the accesses of the arms of a ``switch`` on a launch argument that touch the
+    same address (the cases of a dtype dispatch), whose guards differ only in the case.
 
     Examples
     --------
@@ -174,14 +180,14 @@ def apply_guards(address: Term, guard, cache: dict | None = None) -> Term:
     >>> type(apply_guards(add(Param("p", 0, 8), t), g).args[1]).__name__
     'Bound'
     """
-    shared = cache.get(guard) if cache is not None else None
-    if shared is None:
-        cons = _constraints(guard_literals(guard))
-        shared = (cons, _shifted(cons) if cons else {}, {}, {})
-        if cache is not None:
-            cache[guard] = shared
-    cons, shifted, memo, sums = shared
-    if not cons:
+    if cache is None:
+        leaves = Leaves()
+        shared = _facts(guard_literals(guard), None, leaves)
+    else:
+        shared = _shared_facts(address, guard, cache)
+        leaves = cache["leaves"]
+    cons, shifted, memo, sums, rewrites, key_leaves = shared
+    if not rewrites:
         return address
 
     def shift(t):
@@ -212,7 +218,11 @@ def apply_guards(address: Term, guard, cache: dict | None = None) -> Term:
             return _bounded(_children(t, None), cons[t])
         if t in shifted:
             return shift(t)
-        if ctx and kind not in (Const, Param, Wrap, Bound):
+        # A wrap of ``t`` keeps some of its leaves and gains none: it can equal a
+        # constrained key only where every leaf of the key is a leaf of ``t``, which most
+        # sub-terms of a large address are not.
+        if ctx and kind not in (Const, Param, Wrap, Bound) and _may_hold_a_key(
+                leaves.mask(t), key_leaves):
             for signed in (True, False):
                 w = wrap(t, ctx, signed)
                 if w in cons:
@@ -291,6 +301,46 @@ def apply_guards(address: Term, guard, cache: dict | None = None) -> Term:
         return add(*out, *kept)
 
     return go(address, None)
+
+
+def _shared_facts(address: Term, guard, cache: dict) -> tuple:
+    """The facts (and the memo of :func:`apply_guards`) for the literals of ``guard`` that
+    share a leaf with ``address``, one entry per distinct set of such literals."""
+    if not cache:
+        cache.update(literals={}, facts={}, leaves=Leaves())
+    found = cache["literals"].get(guard)
+    if found is None:
+        literals = tuple(guard_literals(guard))
+        # Whether the guard has any fact: only then are the parameters inside a wrap of
+        # their width rewritten (as signed), whether or not a fact applies to the address.
+        found = cache["literals"][guard] = (literals, bool(_constraints(literals)))
+    literals, rewrites = found
+    leaves = cache["leaves"]
+    mask = leaves.mask(address)
+    # A literal without leaves (constants only) is kept: it constrains no sub-term, and
+    # keeping it costs nothing.
+    relevant = tuple(lit for lit in literals
+                     if not (m := leaves.mask(lit)) or m & mask)
+    shared = cache["facts"].get((relevant, rewrites))
+    if shared is None:
+        shared = cache["facts"][relevant, rewrites] = _facts(relevant, rewrites, leaves)
+    return shared
+
+
+def _facts(literals, rewrites: bool | None, leaves: Leaves) -> tuple:
+    """``(constraints, shifted, memo, sums, rewrites, key_leaves)`` for :func:`apply_guards`:
+    the facts of ``literals``, the memo tables of the walks that apply them, whether the
+    walk rewrites at all (``None``: whenever there is a fact) and the leaves of the
+    constrained keys (one mask per distinct set)."""
+    cons = _constraints(literals)
+    shifted = _shifted(cons) if cons else {}
+    key_leaves = tuple({leaves.mask(key) for key in (*cons, *shifted)})
+    return cons, shifted, {}, {}, bool(cons) if rewrites is None else rewrites, key_leaves
+
+
+def _may_hold_a_key(mask: int, key_leaves: tuple[int, ...]) -> bool:
+    """Whether a term with the leaves ``mask`` may hold all the leaves of some key."""
+    return not mask or any(not k & ~mask for k in key_leaves)
 
 
 def affine_form(address: Term):

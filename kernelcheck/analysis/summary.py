@@ -518,6 +518,7 @@ def _analyze_kernel(module: Module, function: Function,
     index_of: dict[int, int] = {}
     guarded_of = []
     guard_cache: dict = {}
+    bases_of: dict[int, tuple] = {}
     operands = _literal_operands(sym.accesses)
     for a in sym.accesses:
         kind = READ if a.kind == "read" else WRITE if a.kind == "write" else (
@@ -527,13 +528,18 @@ def _analyze_kernel(module: Module, function: Function,
         addr_slot = builder.slot(guarded)
         # Only a base the in-bounds assumption can be tied to may bound the access by its
         # allocation at launch (kernelcheck.analysis.bases); the record names no base
-        # otherwise, so an opaque offset leaves the bytes unknown.
-        base = narrowing_base(a.address)
-        # Or a base whose offset also adds other pointer-wide parameters as indices: the
-        # launch check bounds the access by the base's allocation only once that part keeps
-        # the base inside it (rebase_slot).
+        # otherwise, so an opaque offset leaves the bytes unknown. Or a base whose offset
+        # also adds other pointer-wide parameters as indices: the launch check bounds the
+        # access by the base's allocation only once that part keeps the base inside it
+        # (rebase_slot). Accesses share their address terms (the cases of a switch, the
+        # loads and stores of one element): each distinct address object is asked once.
+        bases = bases_of.get(id(a.address))
+        if bases is None:
+            base = narrowing_base(a.address)
+            bases = bases_of[id(a.address)] = (
+                base, rebased_base(a.address) if base is None else None)
+        base, rebased = bases
         rebase_slot = -1
-        rebased = rebased_base(a.address) if base is None else None
         if rebased is not None:
             base, rebase_slot = rebased[0], builder.slot(rebased[1])
         indirect = int(has_kind(guarded, Opaque))

@@ -20,7 +20,7 @@ soundness argument), which is one range per tensor chunk.
 
 from __future__ import annotations
 
-from kernelcheck.analysis.terms import Add, ParamAt, Special, Term, Wrap, contains
+from kernelcheck.analysis.terms import Add, ParamAt, Special, Term, Wrap, contains, has_kind
 
 __all__ = ["EXPANDABLE", "expansion_axis", "table_entry"]
 
@@ -43,7 +43,10 @@ def expansion_axis(terms) -> str | None:
     """
     found: set[str] = set()
     for term in terms:
-        contains(term, lambda t: type(t) is ParamAt and _note(t.offset, found))
+        # The kinds of a term's nodes are kept per node: most terms hold no table read,
+        # and this answers that without a walk of the (often large, shared) term.
+        if has_kind(term, ParamAt):
+            contains(term, lambda t: type(t) is ParamAt and _note(t.offset, found))
     return next((axis for axis in EXPANDABLE if axis in found), None)
 
 

@@ -35,7 +35,7 @@ __all__ = [
     "PConst", "POpaque", "THREAD_VARS",
     "DIMS", "add", "mul", "neg", "wrap", "const", "contains", "substitute", "is_launch_constant",
     "render", "pred_not", "children", "forget_equalities", "rejoin_words", "geometry_max",
-    "node_kinds", "kind_bits", "has_kind",
+    "node_kinds", "kind_bits", "has_kind", "Leaves",
 ]
 
 #: Special registers whose value differs between the threads of one launch, with the
@@ -737,6 +737,37 @@ class Occurrences:
         index = self._index
         mask = _or_fold(term, self._masks, lambda t: index.get(t, 0))
         return [t for t, bit in self._index.items() if mask & bit]
+
+
+class Leaves:
+    """The leaves (nodes without sub-terms, constants left out) of many terms that share
+    sub-terms, as bit masks: two terms with disjoint masks have no leaf in common. Every
+    node's mask is kept, so each node is walked once whatever the number of terms asked
+    about.
+
+    >>> x, y = Param("x", 0, 8), Param("y", 8, 8)
+    >>> leaves = Leaves()
+    >>> bool(leaves.mask(add(x, Const(4))) & leaves.mask(Cmp("lt", x, y)))
+    True
+    >>> leaves.mask(add(x, Const(4))) & leaves.mask(y)
+    0
+    """
+
+    def __init__(self) -> None:
+        self._bits: dict = {}
+        self._masks: dict[int, tuple[object, int]] = {}
+
+    def _own(self, t) -> int:
+        if type(t) is Const or _children(t):
+            return 0
+        bit = self._bits.get(t)
+        if bit is None:
+            bit = self._bits[t] = 1 << len(self._bits)
+        return bit
+
+    def mask(self, term) -> int:
+        """The bits of the leaves of ``term`` (a term or predicate); 0 for a constant."""
+        return _or_fold(term, self._masks, self._own)
 
 
 #: Per term object (by ``id``, kept beside its entry): the node kinds under it, as bits of
