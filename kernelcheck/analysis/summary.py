@@ -518,7 +518,7 @@ def _analyze_kernel(module: Module, function: Function,
     index_of: dict[int, int] = {}
     guarded_of = []
     guard_cache: dict = {}
-    bases_of: dict[int, tuple] = {}
+    bases_of: dict[Term, tuple] = {}
     operands = _literal_operands(sym.accesses)
     for a in sym.accesses:
         kind = READ if a.kind == "read" else WRITE if a.kind == "write" else (
@@ -532,11 +532,11 @@ def _analyze_kernel(module: Module, function: Function,
         # also adds other pointer-wide parameters as indices: the launch check bounds the
         # access by the base's allocation only once that part keeps the base inside it
         # (rebase_slot). Accesses share their address terms (the cases of a switch, the
-        # loads and stores of one element): each distinct address object is asked once.
-        bases = bases_of.get(id(a.address))
+        # loads and stores of one element): each distinct address is asked once.
+        bases = bases_of.get(a.address)
         if bases is None:
             base = narrowing_base(a.address)
-            bases = bases_of[id(a.address)] = (
+            bases = bases_of[a.address] = (
                 base, rebased_base(a.address) if base is None else None)
         base, rebased = bases
         rebase_slot = -1

@@ -1339,20 +1339,25 @@ class _Walker:
         return None, ()
 
     def _substitute(self, mapping: dict) -> None:
+        # One memo for every term: the accesses share sub-terms, and so must their results.
+        memo: dict = {}
+
+        def sub(t):
+            return substitute(t, mapping, memo)
+
         new = []
         for a in self.accesses:
             value = a.value
             if isinstance(value, tuple):
-                value = tuple(substitute(v, mapping) if isinstance(v, Term) else v
-                              for v in value)
+                value = tuple(sub(v) if isinstance(v, Term) else v for v in value)
             elif value is not None and isinstance(value, Term):
-                value = substitute(value, mapping)
+                value = sub(value)
             new.append(SymbolicAccess(
-                a.instr, a.function, a.kind, a.space, substitute(a.address, mapping), a.width,
-                tuple(substitute(g, mapping) for g in a.guard), value, a.atomic_op,
-                a.result_used, a.call_path))
+                a.instr, a.function, a.kind, a.space, sub(a.address), a.width,
+                tuple(sub(g) for g in a.guard), value, a.atomic_op, a.result_used,
+                a.call_path))
         self.accesses = new
-        self.loads = [(substitute(v, mapping), substitute(w, mapping)) for v, w in self.loads]
+        self.loads = [(sub(v), sub(w)) for v, w in self.loads]
 
 
 _ATOMIC_OPS = ("add", "sub", "inc", "dec", "cas", "exch", "max", "min", "and", "or", "xor")
@@ -1465,7 +1470,18 @@ def _merge(states: list[_State]) -> _State:
         return states[0].copy()
     regs: dict = {}
     names = set().union(*(s.regs for s in states))
+    first, others = states[0].regs, [s.regs for s in states[1:]]
     for name in names:
+        # Most registers hold one and the same term on every path into a join (a loop,
+        # not a generator: this runs for every register at every join).
+        v = first.get(name)
+        if v is not None:
+            for o in others:
+                if o.get(name) is not v:
+                    break
+            else:
+                regs[name] = v
+                continue
         values = []
         for s in states:
             v = s.regs.get(name)
@@ -1480,9 +1496,16 @@ def _merge(states: list[_State]) -> _State:
             values = _same_quotient(states, name, values)
         regs[name] = _join(values)
     preds: dict = {}
+    first_preds, other_preds = states[0].preds, [s.preds for s in states[1:]]
     for name in set().union(*(s.preds for s in states)):
-        values = [s.preds.get(name) for s in states]
-        preds[name] = values[0] if all(v == values[0] for v in values) else POpaque(name)
+        p = first_preds.get(name)
+        for o in other_preds:
+            q = o.get(name)
+            if q is not p and q != p:
+                preds[name] = POpaque(name)
+                break
+        else:
+            preds[name] = p
     others = [set(s.guard) for s in states[1:]]
     guard = tuple(g for g in states[0].guard if all(g in other for other in others))
     shared = set.intersection(*(s.shared for s in states))

@@ -839,21 +839,30 @@ _KIND_BITS = {kind: 1 << (i + 1) for i, kind in enumerate(_NODE_KINDS)}
 _VARYING = kind_bits(Opaque, LoopVar, Iter, Join) | _THREAD_SPECIAL
 
 
-def substitute(term, mapping: dict):
-    """``term`` with every node found in ``mapping`` replaced (bottom-up, memoised)."""
-    memo: dict[int, object] = {}
+def substitute(term, mapping: dict, memo: dict | None = None):
+    """``term`` with every node found in ``mapping`` replaced (bottom-up, memoised).
+
+    ``memo`` (a dict the caller keeps, for one ``mapping``) shares the work, and the
+    rebuilt sub-terms, between calls on terms that share sub-terms: the accesses of a
+    kernel do, and rebuilding them one by one would give each its own copy of the shared
+    parts, which every later walk would then meet once per access.
+    """
+    if memo is None:
+        memo = {}
 
     def go(t):
         if t is None:
             return None
         key = id(t)
-        if key in memo:
-            return memo[key]
+        hit = memo.get(key)
+        # The node is kept beside its answer, so its id stays its own.
+        if hit is not None and hit[0] is t:
+            return hit[1]
         if t in mapping:
             out = mapping[t]
         else:
             out = _rebuild(t, go)
-        memo[key] = out
+        memo[key] = (t, out)
         return out
 
     return go(term)
