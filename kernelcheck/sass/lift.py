@@ -98,6 +98,8 @@ class Lifter:
         self.stopped = False
         #: Every register the SASS function names (computed on first use).
         self.every_register: tuple[str, ...] | None = None
+        #: What the latest non-emitting block lift emitted: (instructions, origins, reasons).
+        self._discarded: tuple = ((), (), {})
         self.guard: Guard | None = None
         self.sass_guard: tuple = ()
         self.serial = 0
@@ -176,6 +178,11 @@ class Lifter:
             entry_states[blocks[0].index] = LiftState()
         outs: dict[int, LiftState] = {}
         dirty: set[int] = set()
+        # Per block, what its latest lift emitted and the entry state it started from: at
+        # the fixpoint that lift had the block's final entry state and wanted pairs, so the
+        # emitting pass reuses it (except where a division is recognised, which only the
+        # emitting pass does).
+        lifted: dict[int, tuple[LiftState, tuple]] = {}
         # Forward must-analysis of the facts: iterate to a fixpoint (facts only shrink
         # once every block has been reached, and the pairs wanted at joins only grow),
         # then emit with the stable entry states.
@@ -199,6 +206,7 @@ class Lifter:
                 dirty.discard(block.index)
                 entry_states[block.index] = state
                 out = self._lift_block(block, state.copy(), emit=False)
+                lifted[block.index] = (state, self._discarded)
                 if outs.get(block.index) != out:
                     outs[block.index] = out
                     changed = True
@@ -214,7 +222,16 @@ class Lifter:
                 body.append(("label", label))
             state = entry_states[block.index] or LiftState()
             start = len(self.out)
-            self._lift_block(block, state.copy(), emit=True)
+            last = lifted.get(block.index)
+            if last is not None and last[0] is entry_states[block.index] and (
+                    block.index not in dirty) and not plan_divisions(
+                    block.instructions, _known_values(state.tags)):
+                out, origin, why = last[1]
+                self.out.extend(out)
+                self.origin.extend(origin)
+                self.why.update((start + k, text) for k, text in why.items())
+            else:
+                self._lift_block(block, state.copy(), emit=True)
             body.extend(("instr", k) for k in range(start, len(self.out)))
         statements: list = []
         origin: list[int] = []
@@ -279,8 +296,10 @@ class Lifter:
             self._canonical_pairs()
         self.current = None
         if not emit:
-            for position in [p for p in self.why if p >= saved[0]]:
-                del self.why[position]
+            # Kept aside (the emitting pass may reuse it: lift), not in the output.
+            why = {p: self.why.pop(p) for p in [p for p in self.why if p >= saved[0]]}
+            self._discarded = (self.out[saved[0]:], self.origin[saved[1]:],
+                               {p - saved[0]: text for p, text in why.items()})
             del self.out[saved[0]:]
             del self.origin[saved[1]:]
         return state
