@@ -145,6 +145,10 @@ def _copy_fact(lifter, dest: str, source) -> None:
 
 
 def _next(name: str) -> str:
+    """The register after ``name`` in a pair or quad; the zero register's is itself (a
+    64-bit write to ``RZ``, such as ``CS2R RZ, SRZ``, discards both words)."""
+    if name in ("RZ", "URZ"):
+        return name
     prefix = "UR" if name.startswith("UR") else "R"
     return f"{prefix}{int(name[len(prefix):]) + 1}"
 

@@ -391,6 +391,22 @@ def test_cs2r_of_srz_zeroes_the_register_pair():
     assert _write_terms(summary) == ["param_0"]
 
 
+def test_cs2r_into_the_zero_register_writes_nothing():
+    # `CS2R RZ, SRZ` (seen in libtorch's lstm_cell_forward) discards both words: the
+    # kernel is analysed, and the registers around it keep their values.
+    summary = _kernel([
+        "S2R R0, SR_TID.X",
+        "LDC.64 R2, c[0x0][0x210]",
+        "CS2R RZ, SRZ",
+        "MOV.64 RZ, R2",
+        "IMAD.WIDE.U32 R2, R0, 0x4, R2",
+        "STG.E desc[UR4][R2.64], R0",
+        "EXIT",
+    ])
+    assert summary.kernel_class == "always"
+    assert _write_terms(summary) == ["(4*%tid.x + param_0)"]
+
+
 def test_cs2r_defines_both_registers_of_its_pair():
     from kernelcheck.ir.operands import defs
 
