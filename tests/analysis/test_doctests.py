@@ -1,4 +1,5 @@
-"""The examples in the docstrings of the term and guard modules run and give what they show."""
+"""The examples in the docstrings of the term, guard and counterexample modules run and give
+what they show."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import importlib
 import pytest
 
 
-@pytest.mark.parametrize("name", ["kernelcheck.analysis.terms", "kernelcheck.analysis.lower"])
+@pytest.mark.parametrize("name", ["kernelcheck.analysis.terms", "kernelcheck.analysis.lower",
+                                  "kernelcheck.analysis.refute"])
 def test_docstring_examples(name):
     module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
