@@ -219,7 +219,9 @@ def _z3_context_ready() -> None:
         return
     _z3_ready = True
     try:
-        import z3
+        from kernelcheck.analysis.smt import load_z3
+
+        z3 = load_z3()
     except ImportError:  # pragma: no cover - z3-solver is a dependency
         return
     z3.main_ctx()

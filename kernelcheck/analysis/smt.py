@@ -61,7 +61,7 @@ from kernelcheck.analysis.terms import (
     Wrap,
 )
 
-__all__ = ["SmtResult", "prove_never_overlap", "prove_same_address", "canonical",
+__all__ = ["SmtResult", "load_z3", "prove_never_overlap", "prove_same_address", "canonical",
            "TIMEOUT_MS", "RLIMIT"]
 
 #: Z3 resource units one query may use. A wall-clock budget made verdicts depend on the
@@ -115,6 +115,27 @@ def _width(t) -> int | None:
         parts = [_width(t.arg), _width(t.value)]
         return None if None in parts else max(parts)
     return None
+
+
+_Z3_READY = False
+
+
+def load_z3():
+    """The ``z3`` module, with its Ctrl-C handler turned off (once per process).
+
+    Z3 takes a SIGINT that arrives during a check as a request to cancel that check: the
+    check answers "unknown" and the program never sees the interrupt, so a Ctrl-C pressed
+    while a proof ran was lost and the command went on. With the handler off, the interrupt
+    waits for the check to end (each runs under a resource limit) and then stops the
+    program as Ctrl-C does anywhere else.
+    """
+    global _Z3_READY
+    import z3
+
+    if not _Z3_READY:
+        z3.set_param("ctrl_c", False)
+        _Z3_READY = True
+    return z3
 
 
 class _Encoder:
@@ -317,7 +338,7 @@ def _never_overlap(write_addr, write_width, read_addr, read_width, timeout_ms) -
         # One thread running the access is a witness; no solver needed. (Wraps are part of
         # the atoms, so equal atoms mean equal values, wrapped or not.)
         return SmtResult(False, "sat (same thread)", time.perf_counter() - start)
-    import z3
+    z3 = load_z3()
 
     facts: list = []
     shared: dict = {}
@@ -366,7 +387,7 @@ def prove_same_address(read_addr, write_addr, timeout_ms: int = TIMEOUT_MS, lo: 
     widths = [_width(read_addr), _width(write_addr)]
     if None in widths or max(widths) > _LIMIT:
         return SmtResult(False, "not encoded", 0.0)
-    import z3
+    z3 = load_z3()
 
     start = time.perf_counter()
     facts: list = []

@@ -43,7 +43,7 @@ are left out (fewer assumptions, still sound).
 from __future__ import annotations
 
 from kernelcheck.analysis.refute import counterexample
-from kernelcheck.analysis.smt import _Encoder
+from kernelcheck.analysis.smt import _Encoder, load_z3
 from kernelcheck.analysis.terms import (
     DIMS,
     Add,
@@ -307,7 +307,7 @@ def prove_equal_under(literals, a: Term, b: Term) -> bool:
 
 def solver_proves_equal_under(literals, a: Term, b: Term) -> bool:
     """:func:`prove_equal_under` by Z3 alone."""
-    import z3
+    z3 = load_z3()
 
     facts: list = []
     encoder = _PathEncoder(z3, facts)
@@ -339,7 +339,7 @@ def prove_entry(paths, bound: Term, stride: Term, unroll: int) -> bool:
     >>> prove_entry([(lits, i)], n, s, 2), prove_entry([(lits, i)], n, s, 4)
     (True, False)
     """
-    import z3
+    z3 = load_z3()
 
     for literals, first in paths:
         facts: list = []
@@ -398,7 +398,7 @@ def prove_count(literals, trip: TripMax, first: Term, bound: Term, step: Term) -
     >>> prove_count([Cmp("lt", i, n)], trip, i, add(n, Const(-1)), s)
     False
     """
-    import z3
+    z3 = load_z3()
 
     facts: list = []
     encoder = _PathEncoder(z3, facts)

@@ -3,8 +3,10 @@
 import subprocess
 import sys
 
+import pytest
+
 from kernelcheck.analysis.lower import apply_guards
-from kernelcheck.analysis.smt import prove_never_overlap
+from kernelcheck.analysis.smt import load_z3, prove_never_overlap
 from kernelcheck.analysis.terms import Cmp, Const, Param, Special, add, mul, wrap
 
 P = Param("a", 0, 8)
@@ -71,3 +73,30 @@ def test_identical_queries_are_answered_once_per_cache():
     assert first.proved == again.proved and again.seconds == 0.0
     assert prove_same_address(_addr(TID), _addr(TID)).proved
     assert not prove_same_address(_addr(TID), _addr(add(TID, Const(1)))).proved
+
+
+def test_ctrl_c_during_a_check_stops_the_program_when_the_check_ends():
+    # Z3's own handler would take the SIGINT as a cancel of the check (answer "unknown")
+    # and the program would never see it: `analyze` went on after a Ctrl-C.
+    import os
+    import signal
+    import threading
+    import time
+
+    z3 = load_z3()
+    x, y, z = z3.Ints("x y z")
+    solver = z3.Solver()
+    solver.set("rlimit", 2_000_000)
+    solver.add(x * x * x + y * y * y == z * z * z, x > 0, y > 0, z > 0)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # as at a terminal
+    timer = threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT))
+    try:
+        start = time.perf_counter()
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            solver.check()
+            time.sleep(5)  # the interrupt lands when the check returns, not after this
+        assert time.perf_counter() - start < 4
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGINT, previous)
