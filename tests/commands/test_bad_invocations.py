@@ -175,16 +175,24 @@ def test_read_only_output_file(scratch, capsys):
 
 def test_sigint_during_a_campaign_writes_a_valid_partial_file(tmp_path):
     """Ctrl-C: exit status 130, and STEM.json/STEM.csv hold the trials done, marked."""
+    # As at a terminal: Ctrl-C not ignored. A test run started in the background of a
+    # non-interactive shell (or under nohup) has SIGINT ignored, and a child keeps that.
     process = subprocess.Popen(
         [sys.executable, "-m", "kernelcheck", "inject", "saxpy", "--trials", "1000000",
          "--recover", "-o", "campaign", "--no-figure"],
-        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
-    # Interrupt once trials are running (the campaign prints nothing before it ends).
-    time.sleep(6)
-    assert process.poll() is None, process.communicate()
-    process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=max(10, deadline - time.monotonic()))
+    try:
+        # Interrupt once trials are running (the campaign prints nothing before it ends).
+        time.sleep(6)
+        assert process.poll() is None, process.communicate()
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=max(10, deadline - time.monotonic()))
+    finally:
+        if process.poll() is None:  # a failed test leaves no campaign running
+            process.kill()
+            process.communicate()
     assert process.returncode == 130, err
     assert "Traceback" not in err
     document = json.loads((tmp_path / "campaign.json").read_text())
