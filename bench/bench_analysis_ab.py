@@ -9,11 +9,15 @@ prints the CPU seconds of each version (per kernel the least over the rounds), t
 the kernels whose result differs (class, reasons, conditions, launch check and accesses
 compared), and the largest changes.
 
+``--slower-than S`` compares the slow kernels instead: the ``--before`` tree first times
+every kernel of the chosen images in the instruction range, and the ``--kernels`` drawn are
+among those that took at least ``S`` seconds (all of them when fewer).
+
 Usage::
 
     git worktree add /tmp/kc-before <commit>
     python bench/bench_analysis_ab.py --file libtorch_cuda.so --before /tmp/kc-before \\
-        [--after .] [--images 12] [--kernels 40] [--seed 0] [--rounds 2]
+        [--after .] [--images 12] [--kernels 40] [--seed 0] [--rounds 2] [--slower-than S]
 """
 
 from __future__ import annotations
@@ -67,11 +71,8 @@ def _modules(images: list[tuple[str, bytes]]) -> list:
     return [load_cubin_sass(data, label).module for label, data in images]
 
 
-def _pick(path: str, arch: str, images: int, kernels: int, seed: int, low: int, high: int
-          ) -> tuple[list, list[str]]:
-    """The chosen images, as ``(label, cubin bytes)``, and kernels."""
-    import random
-
+def _pick(path: str, arch: str, images: int, low: int, high: int) -> tuple[list, list[str]]:
+    """The chosen images, as ``(label, cubin bytes)``, and their kernels in the range."""
     from kernelcheck.corpus import plan_jobs
 
     cubins = [(job.image, job.data) for job in plan_jobs(path, arch)[0] if job.kind == "cubin"]
@@ -80,8 +81,28 @@ def _pick(path: str, arch: str, images: int, kernels: int, seed: int, low: int, 
     names = sorted({f.name for module in _modules(chosen) for f in module.functions
                     if f.is_kernel and f.body is not None
                     and low <= len(f.instructions) <= high})
-    rng = random.Random(seed)
-    return chosen, sorted(rng.sample(names, min(kernels, len(names))))
+    return chosen, names
+
+
+def _slower_than(args, images: str, names: list[str]) -> list[str]:
+    """The kernels of ``names`` the ``--before`` tree takes at least ``--slower-than``
+    seconds to analyse (one pass, in its own process)."""
+    times = _run_child(args, args.before, images, names)
+    slow = [name for name in names if times[name][0] >= args.slower_than]
+    print(f"{len(slow)} of {len(names)} kernels took at least {args.slower_than:g} s "
+          f"with the before version")
+    return slow
+
+
+def _run_child(args, root: str, images: str, kernels: list[str]) -> dict:
+    spec = json.dumps({"root": root, "images": images, "kernels": kernels})
+    done = subprocess.run([sys.executable, __file__, "--file", args.file, "--arch", args.arch,
+                           "--timeout", str(args.timeout), "--child", spec],
+                          capture_output=True, text=True, env={**os.environ,
+                                                               "PYTHONHASHSEED": "0"})
+    if done.returncode:
+        raise SystemExit(f"the version at {root} failed:\n{done.stderr}")
+    return json.loads(done.stdout)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -98,6 +119,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-instructions", type=int, default=5000)
     parser.add_argument("--timeout", type=float, default=60.0,
                         help="seconds one kernel's analysis may take")
+    parser.add_argument("--slower-than", type=float, metavar="S",
+                        help="draw the kernels among those the before version takes at "
+                             "least S seconds to analyse")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
@@ -109,13 +133,18 @@ def main(argv: list[str] | None = None) -> int:
 
     if not args.before:
         parser.error("--before is required")
+    import random
+
     sys.path.insert(0, os.path.abspath(args.after))
-    images, kernels = _pick(args.file, args.arch, args.images, args.kernels, args.seed,
-                            args.min_instructions, args.max_instructions)
-    print(f"{len(kernels)} kernels of {len(images)} images of {args.file}")
+    images, names = _pick(args.file, args.arch, args.images, args.min_instructions,
+                          args.max_instructions)
     with tempfile.NamedTemporaryFile(suffix=".pickle", delete=False) as sink:
         pickle.dump(images, sink)
     try:
+        if args.slower_than is not None:
+            names = _slower_than(args, sink.name, names)
+        kernels = sorted(random.Random(args.seed).sample(names, min(args.kernels, len(names))))
+        print(f"{len(kernels)} kernels of {len(images)} images of {args.file}")
         best = _rounds(args, sink.name, kernels)
     finally:
         os.unlink(sink.name)
@@ -128,16 +157,8 @@ def _rounds(args, images: str, kernels: list[str]) -> dict[str, dict]:
     best: dict[str, dict] = {"before": {}, "after": {}}
     for round_ in range(args.rounds):
         for label, root in (("before", args.before), ("after", args.after)):
-            spec = json.dumps({"root": root, "images": images, "kernels": kernels})
             start = time.perf_counter()
-            done = subprocess.run([sys.executable, __file__, "--file", args.file, "--arch",
-                                   args.arch, "--timeout", str(args.timeout),
-                                   "--child", spec],
-                                  capture_output=True, text=True,
-                                  env={**os.environ, "PYTHONHASHSEED": "0"})
-            if done.returncode:
-                raise SystemExit(f"the {label} version failed:\n{done.stderr}")
-            results = json.loads(done.stdout)
+            results = _run_child(args, root, images, kernels)
             total = sum(r[0] for r in results.values())
             print(f"round {round_ + 1} {label:6}: {total:7.1f} s CPU in analysis "
                   f"({time.perf_counter() - start:.0f} s wall with loading)")
