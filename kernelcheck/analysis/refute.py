@@ -77,8 +77,9 @@ class _NoValue(Exception):
 
 
 class _Values:
-    """One try: a value per parameter (by offset and size) and launch coordinate, drawn
-    when first asked for."""
+    """One try: a value per parameter (by offset and size), opaque value (by tag), loop
+    count (by loop) and launch coordinate, drawn when first asked for; ``opaque`` holds
+    the values the literals pin (:func:`_pinned`)."""
 
     def __init__(self, rng: random.Random, opaque: dict[str, int]) -> None:
         self.rng = rng
