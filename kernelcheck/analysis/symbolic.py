@@ -113,7 +113,7 @@ from kernelcheck.ir.nodes import (
     Symbol,
     VectorOperand,
 )
-from kernelcheck.ir.operands import access_width, defs, memory_spaces
+from kernelcheck.ir.operands import access_width, defs, memory_spaces, uses
 
 __all__ = ["SymbolicAccess", "SymbolicKernel", "symbolic_kernel"]
 
@@ -257,8 +257,16 @@ class _Walker:
 
     # ------------------------------------------------------------------ driver
     def run(self) -> None:
+        cfg = control_flow_graph(self.function)
+        try:
+            self._run(cfg)
+        finally:
+            # A graph refers to itself through its cached views: emptied, the blocks it
+            # names are freed with their function instead of by the cyclic collector.
+            cfg.clear()
+
+    def _run(self, cfg: nx.DiGraph) -> None:
         function = self.function
-        cfg = control_flow_graph(function)
         idom = nx.immediate_dominators(cfg, ENTRY)
         order = [n for n in nx.dfs_postorder_nodes(cfg, ENTRY)][::-1]
         back = {(u, v) for u, v in cfg.edges if _dominates(idom, v, u)}
@@ -271,6 +279,7 @@ class _Walker:
             return
         loops = _natural_loops(cfg, back)
         block_of = {b.index: b for b in function.blocks}
+        self.block_local = _block_local_names(function)
         loop_defs = {h: self._defined_in(body, block_of) for h, body in loops.items()}
         self.loop_writes_local = {h: any(may_write_local(i) for b in body
                                          for i in block_of[b].instructions)
@@ -360,6 +369,14 @@ class _Walker:
                     self.stopped = True  # trap aborts the launch, like a failed assertion
                     break
             if not self.stopped:
+                # The block's own temporaries are dead past it: joins and copies of the
+                # states after it need not carry them.
+                for name in self.block_local.get(node, ()):
+                    if state.regs.pop(name, None) is None:
+                        state.preds.pop(name, None)
+                    state.flags.pop(name, None)
+                    state.frames.pop(name, None)
+                    state.shared.discard(name)
                 out[node] = state  # a thread that stopped reaches no successor
         return out, assumed
 
@@ -367,8 +384,11 @@ class _Walker:
         regs, predicates = set(), set()
         types = self.function.register_types
         for b in body:
+            local = self.block_local.get(b, ())
             for instr in block_of[b].instructions:
                 for name in defs(instr):
+                    if name in local:
+                        continue  # never carried from one iteration to the next
                     if types.get(name) == "pred":
                         predicates.add(name)
                     else:
@@ -1434,6 +1454,32 @@ def _register_bindings(param, arg) -> list[tuple[str, object]]:
         return []
     return [(f"{param.name}.{e}", outer) for e, outer in zip(elements, arg.elements,
                                                                 strict=True)]
+
+
+def _block_local_names(function: Function) -> dict[int, tuple[str, ...]]:
+    """Per block, the registers and predicates it defines that are dead wherever the block
+    ends: no block reads them before defining them itself, and no block's last instruction
+    (whose guard the walk reads again on the edges out) reads them at all. A guarded
+    definition keeps the old value where the guard fails, so it reads the register too."""
+    exposed: set[str] = set()
+    for block in function.blocks:
+        defined: set[str] = set()
+        for instr in block.instructions:
+            for name in uses(instr):
+                if name not in defined:
+                    exposed.add(name)
+            written = defs(instr)
+            if instr.guard is not None:
+                exposed.update(n for n in written if n not in defined)
+            defined.update(written)
+        if block.last is not None:
+            exposed.update(uses(block.last))
+    local = {}
+    for block in function.blocks:
+        names = [n for i in block.instructions for n in defs(i) if n not in exposed]
+        if names:
+            local[block.index] = tuple(dict.fromkeys(names))
+    return local
 
 
 def _dominates(idom: dict, a, b) -> bool:
