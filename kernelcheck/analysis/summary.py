@@ -257,14 +257,19 @@ def residue_disjoint(write: SymbolicAccess, read: SymbolicAccess) -> bool:
     bw, br = _base(write.address), _base(read.address)
     if bw is None or bw != br:
         return False
-    rw = _based_residue(write.address, bw)
-    rr = _based_residue(read.address, br)
+    return _residues_apart(write.width, _based_residue(write.address, bw),
+                           read.width, _based_residue(read.address, br))
+
+
+def _residues_apart(write_width: int, rw: tuple[int, int], read_width: int,
+                    rr: tuple[int, int]) -> bool:
+    """The test of :func:`residue_disjoint` on the two rests' residues ``(m, r)``."""
     m = min(rw[0], rr[0], 62)
     if m <= 0:
         return False
     mod = 1 << m
     diff = (rw[1] - rr[1]) % mod
-    lo, hi = -(write.width - 1), read.width - 1
+    lo, hi = -(write_width - 1), read_width - 1
     if hi - lo + 1 >= mod:
         return False
     return not any((x % mod) == diff for x in range(lo, hi + 1))
@@ -577,13 +582,22 @@ def _analyze_kernel(module: Module, function: Function,
     smt_cache: dict = {}
     guarded_by = {id(a): g for a, g in zip(sym.accesses, guarded_of, strict=True)}
     ok_atomics = [a for a in writes if a.kind == "atomic"]
+    # Each access's base and residue, found once (residue_disjoint on every pair would
+    # find them again for each).
+    based = {}
+    for a in (*writes, *reads):
+        base = _base(a.address)
+        based[id(a)] = (base, None if base is None else _based_residue(a.address, base))
     for w in writes:
+        bw, rw = based[id(w)]
         for r in reads + ok_atomics:
             if r.kind == "atomic" and w.kind == "atomic" and _commuting_atomics(w, r):
                 continue
-            if residue_disjoint(w, r):
+            br, rr = based[id(r)]
+            same_base = bw is not None and bw == br
+            if same_base and _residues_apart(w.width, rw, r.width, rr):
                 continue
-            if _base(w.address) is not None and _base(w.address) == _base(r.address):
+            if same_base:
                 # Same base pointer: Z3 may prove the bytes never meet for any instance.
                 result = prove_never_overlap(guarded_by[id(w)], w.width, guarded_by[id(r)],
                                              r.width, cache=smt_cache)
