@@ -300,7 +300,12 @@ def apply_guards(address: Term, guard, cache: dict | None = None) -> Term:
             return t
         return add(*out, *kept)
 
-    return go(address, None)
+    try:
+        return go(address, None)
+    finally:
+        # The helpers above refer to one another: unbound, they and the memo they hold
+        # are freed on return instead of waiting for the cyclic collector.
+        go = _go = _children = _sum = shift = constrained_sums = None  # noqa: F841
 
 
 def _shared_facts(address: Term, guard, cache: dict) -> tuple:
