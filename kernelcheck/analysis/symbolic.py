@@ -372,8 +372,8 @@ class _Walker:
                 # The block's own temporaries are dead past it: joins and copies of the
                 # states after it need not carry them.
                 for name in self.block_local.get(node, ()):
-                    if state.regs.pop(name, None) is None:
-                        state.preds.pop(name, None)
+                    state.regs.pop(name, None)
+                    state.preds.pop(name, None)
                     state.flags.pop(name, None)
                     state.frames.pop(name, None)
                     state.shared.discard(name)
@@ -1456,7 +1456,7 @@ def _register_bindings(param, arg) -> list[tuple[str, object]]:
                                                                 strict=True)]
 
 
-def _block_local_names(function: Function) -> dict[int, tuple[str, ...]]:
+def _block_local_names(function: Function) -> dict[int, frozenset[str]]:
     """Per block, the registers and predicates it defines that are dead wherever the block
     ends: no block reads them before defining them itself, and no block's last instruction
     (whose guard the walk reads again on the edges out) reads them at all. A guarded
@@ -1476,9 +1476,9 @@ def _block_local_names(function: Function) -> dict[int, tuple[str, ...]]:
             exposed.update(uses(block.last))
     local = {}
     for block in function.blocks:
-        names = [n for i in block.instructions for n in defs(i) if n not in exposed]
+        names = frozenset(n for i in block.instructions for n in defs(i)) - exposed
         if names:
-            local[block.index] = tuple(dict.fromkeys(names))
+            local[block.index] = names
     return local
 
 
