@@ -69,6 +69,27 @@ class LiftedFunction:
     reasons: tuple[tuple[int, str], ...] = ()
 
 
+def _virtual_register(name: str) -> tuple[Register, str]:
+    """The virtual register of the SASS register ``name`` and its type."""
+    if name.startswith("UP"):
+        return Register(f"%up{name[2:]}"), "pred"
+    if name.startswith("UR"):
+        return Register(f"%ur{name[2:]}"), "b32"
+    if name.startswith("P"):
+        return Register(f"%p{name[1:]}"), "pred"
+    if name.startswith("R"):
+        return Register(f"%r{name[1:]}"), "b32"
+    return Register(f"%x_{name}"), "b32"
+
+
+#: :func:`_virtual_register` of the SASS register names met so far: every rule asks for
+#: the registers it reads and writes, many times per instruction over the lift's passes.
+#: The names are few (``R0``..``R255``, ``UR0``..``UR63``, predicates); the bound only
+#: guards against odd input.
+_VIRTUAL: dict[str, tuple[Register, str]] = {}
+_VIRTUAL_KEPT = 4096
+
+
 class Lifter:
     """Emits the PTX form of one SASS function; the rules call its helpers."""
 
@@ -114,18 +135,13 @@ class Lifter:
     # ------------------------------------------------------------------ registers
     def reg(self, name: str) -> Register:
         """The virtual register of the SASS register ``name`` (not RZ/PT)."""
-        if name.startswith("UP"):
-            virtual, kind = f"%up{name[2:]}", "pred"
-        elif name.startswith("UR"):
-            virtual, kind = f"%ur{name[2:]}", "b32"
-        elif name.startswith("P"):
-            virtual, kind = f"%p{name[1:]}", "pred"
-        elif name.startswith("R"):
-            virtual, kind = f"%r{name[1:]}", "b32"
-        else:
-            virtual, kind = f"%x_{name}", "b32"
-        self.types[virtual] = kind
-        return Register(virtual)
+        found = _VIRTUAL.get(name)
+        if found is None:
+            found = _virtual_register(name)
+            if len(_VIRTUAL) < _VIRTUAL_KEPT:
+                _VIRTUAL[name] = found
+        self.types[found[0].name] = found[1]
+        return found[0]
 
     def pair_reg(self, lo: str) -> Register | None:
         """The 64-bit register of the aligned pair starting at ``lo`` (``R2`` → ``%rd2``)."""

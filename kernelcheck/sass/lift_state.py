@@ -84,14 +84,19 @@ class LiftState:
     def kill(self, name: str) -> None:
         """``name`` (a SASS register or a 64-bit virtual register) is written."""
         self.writes[name] = self.writes.get(name, 0) + 1
-        self.tags.pop(name, None)
-        dead = [k for k, v in self.tags.items() if name in v[1:]]
+        tags = self.tags
+        tags.pop(name, None)
+        # A fact's first element is its kind ("v", "cb", "sx", ...), never a register name,
+        # so a fact mentions ``name`` exactly when ``name`` is one of its elements.
+        dead = [k for k, v in tags.items() if name in v]
         for k in dead:
-            del self.tags[k]
-        for k in [k for k, v in self.shl_source.items() if v[0] == name or k == name]:
-            del self.shl_source[k]
-        for k in [k for k, v in self.pending.items() if k == name or name in v[-1]]:
-            del self.pending[k]
+            del tags[k]
+        if self.shl_source:
+            for k in [k for k, v in self.shl_source.items() if v[0] == name or k == name]:
+                del self.shl_source[k]
+        if self.pending:
+            for k in [k for k, v in self.pending.items() if k == name or name in v[-1]]:
+                del self.pending[k]
 
 
 def block_successors(function: Function) -> dict[int, tuple[int, ...]]:
