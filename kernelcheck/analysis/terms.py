@@ -564,9 +564,8 @@ def _wrap(term: Term, bits: int, signed: bool) -> Term:
         # Summands that are multiples of 2**bits vanish modulo 2**bits: the low word of
         # two 32-bit parameters read as one 64-bit word (p + 2**32*q) is p, also as a
         # factor of a product (the 32-bit multiply of that word by an index).
-        reduced = _modulo(term, 1 << bits, 2)
-        if reduced is not term:
-            return wrap(reduced, bits, signed)
+        if _reducible(term, 1 << bits, 2):
+            return wrap(_modulo(term, 1 << bits, 2), bits, signed)
     if type(term) is Wrap and term.bits <= bits and (term.signed == signed or (
             not term.signed and term.bits < bits)):
         # An unsigned value of fewer bits fits both interpretations of a wider width; a
@@ -604,6 +603,20 @@ def _modulo(term: Term, modulus: int, depth: int) -> Term:
     if all(a is b for a, b in zip(args, term.args, strict=True)):
         return term
     return mul(*args)
+
+
+def _reducible(term: Term, modulus: int, depth: int) -> bool:
+    """Whether :func:`_modulo` drops a summand of ``term`` (so returns another term),
+    answered without building anything: few sums of an address are reducible."""
+    kind = type(term)
+    if kind not in (Add, Mul) or depth < 0:
+        return False
+    for a in term.args:
+        if kind is Add and _multiple_of(a, modulus):
+            return True
+        if _reducible(a, modulus, depth - 1):
+            return True
+    return False
 
 
 def _multiple_of(term: Term, modulus: int) -> bool:
