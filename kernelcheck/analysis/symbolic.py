@@ -244,7 +244,13 @@ class _Walker:
         self.callparam_flags: dict[str, dict[int, tuple | None]] = {}
         self.return_flags: dict[tuple[str, int], list] = {}
         self.last_return_flags: dict[tuple[str, int], list] = {}
-        self.used_regs, self.ret_slots = _uses_and_returns(function, param_terms is not None)
+        #: Per instruction of ``function`` (by ``id``): the registers it reads and writes,
+        #: found once; the walk asks again at every step over it.
+        self.registers_of = _registers_of(function)
+        #: The ``cache`` of :func:`apply_guards` for the facts of ``selp`` conditions.
+        self.selp_facts: dict = {}
+        self.used_regs, self.ret_slots = _uses_and_returns(function, param_terms is not None,
+                                                           self.registers_of)
         # Atomics whose old value is only returned: access index -> return slots it went to.
         self.pending: list[tuple[int, tuple]] = []
         self.last_pending: dict[tuple[str, int], list[int]] = {}
@@ -279,7 +285,7 @@ class _Walker:
             return
         loops = _natural_loops(cfg, back)
         block_of = {b.index: b for b in function.blocks}
-        self.block_local = _block_local_names(function)
+        self.block_local = _block_local_names(function, self.registers_of)
         loop_defs = {h: self._defined_in(body, block_of) for h, body in loops.items()}
         self.loop_writes_local = {h: any(may_write_local(i) for b in body
                                          for i in block_of[b].instructions)
@@ -386,7 +392,7 @@ class _Walker:
         for b in body:
             local = self.block_local.get(b, ())
             for instr in block_of[b].instructions:
-                for name in defs(instr):
+                for name in self._defs(instr):
                     if name in local:
                         continue  # never carried from one iteration to the next
                     if types.get(name) == "pred":
@@ -526,8 +532,12 @@ class _Walker:
         self._record(instr, state, "write", space, instr.operands[0], 128,
                      Opaque(f"tensormap@{instr.index}", 64))
 
+    def _defs(self, instr: Instruction) -> tuple[str, ...]:
+        found = self.registers_of.get(id(instr))
+        return found[1] if found is not None else defs(instr)
+
     def _define(self, instr: Instruction, state: _State) -> None:
-        targets = defs(instr)
+        targets = self._defs(instr)
         if not targets:
             return
         types = self.function.register_types
@@ -564,8 +574,9 @@ class _Walker:
             if instr.opcode == "selp" and type(value) is Join and len(srcs) == 3 and \
                     isinstance(srcs[2], Pred):
                 bits = semantics._bits(semantics.instruction_type(instr))
-                value = Join((_gated(_with_fact(srcs[0], srcs[2], bits), srcs[2]),
-                              _gated(_with_fact(srcs[1], pred_not(srcs[2]), bits),
+                facts = self.selp_facts
+                value = Join((_gated(_with_fact(srcs[0], srcs[2], bits, facts), srcs[2]),
+                              _gated(_with_fact(srcs[1], pred_not(srcs[2]), bits, facts),
                                      pred_not(srcs[2]))))
         for k, name in enumerate(targets):
             if types.get(name) == "pred":
@@ -814,11 +825,10 @@ class _Walker:
                 self._record(instr, state, "read", src, ops[1], width, None)
 
     def _clobber_defs(self, instr, state: _State, memory: bool = True) -> None:
-        for name in defs(instr):
+        for k, name in enumerate(self._defs(instr)):
             if self.function.register_types.get(name) == "pred":
                 state.preds[name] = POpaque(f"{instr.opcode}@{instr.index}")
             else:
-                k = defs(instr).index(name)
                 self._assign(instr, state, name, self._fresh(
                     f"{instr.opcode}@{instr.index}" + (f".{k}" if k else ""), 64, memory))
 
@@ -1383,19 +1393,21 @@ class _Walker:
 _ATOMIC_OPS = ("add", "sub", "inc", "dec", "cas", "exch", "max", "min", "and", "or", "xor")
 
 
-def _with_fact(term: Term, literal: Pred, bits: int) -> Term:
+def _with_fact(term: Term, literal: Pred, bits: int, cache: dict | None = None) -> Term:
     """``term`` with the facts of ``literal`` attached, for the operand ``selp`` picks when
     ``literal`` holds: the picked value satisfies it, wherever the value flows afterwards.
 
     The facts are stated over ``Wrap(term, bits, s)``, congruent to the register modulo
     ``2**bits`` (the convention of :mod:`kernelcheck.analysis.terms`), so the bounded
-    wrap may stand for the register.
+    wrap may stand for the register. ``cache`` is the ``cache`` of :func:`apply_guards`,
+    kept by the caller while the terms live: the ``selp`` of one function share their
+    sub-terms, and a literal that shares no leaf with a term is not walked over it.
     """
     if not bits or not isinstance(term, Term):
         return term
     for signed in (True, False):
         w = wrap(term, bits, signed)
-        bounded = apply_guards(w, (literal,))
+        bounded = apply_guards(w, (literal,), cache)
         if bounded != w:
             return bounded
     return term
@@ -1421,13 +1433,17 @@ def _mul(a: Term, b: Term) -> Term:
     return mul(a, b)
 
 
-def _uses_and_returns(function: Function, callee: bool):
+def _registers_of(function: Function) -> dict[int, tuple[tuple[str, ...], tuple[str, ...]]]:
+    """Per instruction of ``function``, by ``id``: ``(uses, defs)``."""
+    return {id(instr): (uses(instr), defs(instr)) for instr in function.instructions}
+
+
+def _uses_and_returns(function: Function, callee: bool, registers_of: dict):
     """``(used, ret_slots)``: registers read by some instruction, except as the value of a
     store to the function's return parameter; and, for those stored there, the
     ``(return parameter, offset)`` slots they go to. Flow-insensitive: a register with
-    any other use anywhere counts as used (conservative for atomics)."""
-    from kernelcheck.ir.operands import uses
-
+    any other use anywhere counts as used (conservative for atomics). ``registers_of`` is
+    :func:`_registers_of` of ``function``."""
     returns = {p.name for p in function.return_params} if callee else set()
     used: set[str] = set()
     slots: dict[str, list] = {}
@@ -1440,7 +1456,7 @@ def _uses_and_returns(function: Function, callee: bool):
             if instr.guard is not None:
                 used.add(instr.guard.register)
             continue
-        used.update(uses(instr))
+        used.update(registers_of[id(instr)][0])
     return used, {k: tuple(v) for k, v in slots.items() if k not in used}
 
 
@@ -1456,27 +1472,33 @@ def _register_bindings(param, arg) -> list[tuple[str, object]]:
                                                                 strict=True)]
 
 
-def _block_local_names(function: Function) -> dict[int, frozenset[str]]:
+def _block_local_names(function: Function,
+                       registers_of: dict | None = None) -> dict[int, frozenset[str]]:
     """Per block, the registers and predicates it defines that are dead wherever the block
     ends: no block reads them before defining them itself, and no block's last instruction
     (whose guard the walk reads again on the edges out) reads them at all. A guarded
-    definition keeps the old value where the guard fails, so it reads the register too."""
+    definition keeps the old value where the guard fails, so it reads the register too.
+    ``registers_of`` is :func:`_registers_of` of ``function`` (found here if not given)."""
+    if registers_of is None:
+        registers_of = _registers_of(function)
     exposed: set[str] = set()
+    written_by: dict[int, set[str]] = {}
     for block in function.blocks:
         defined: set[str] = set()
         for instr in block.instructions:
-            for name in uses(instr):
+            read, written = registers_of[id(instr)]
+            for name in read:
                 if name not in defined:
                     exposed.add(name)
-            written = defs(instr)
             if instr.guard is not None:
                 exposed.update(n for n in written if n not in defined)
             defined.update(written)
         if block.last is not None:
-            exposed.update(uses(block.last))
+            exposed.update(registers_of[id(block.last)][0])
+        written_by[block.index] = defined
     local = {}
     for block in function.blocks:
-        names = frozenset(n for i in block.instructions for n in defs(i)) - exposed
+        names = frozenset(written_by[block.index] - exposed)
         if names:
             local[block.index] = names
     return local
