@@ -80,3 +80,32 @@ def test_wraps_inside_a_wider_wrap_are_congruent():
     inner = add(wrap(add(neg(x), Const(-1)), 64, False), n)
     assert prove_equal_under([], wrap(inner, 64, False),
                              wrap(add(n, neg(x), Const(-1)), 64, False))
+
+
+def test_wrap_reduces_exactly_the_sums_that_have_a_multiple_to_drop():
+    """The test that spares ``wrap`` rebuilding a sum agrees with the rebuild on every
+    shape of sums and products two levels deep: a sum is rebuilt exactly when a summand
+    (at any of those levels) is a multiple of the modulus."""
+    import random
+
+    from kernelcheck.analysis import terms
+
+    rng = random.Random(18)
+    leaves = [Param("p", 0, 4), Param("q", 8, 8), TID, CTAID, Const(3), Const(1 << 32),
+              Const(5 << 32), mul(Const(1 << 32), Param("h", 16, 4)),
+              mul(Const(6), Param("k", 20, 4))]
+
+    def draw(depth):
+        if depth == 0 or rng.random() < 0.3:
+            return rng.choice(leaves)
+        args = [draw(depth - 1) for _ in range(rng.randint(2, 3))]
+        return add(*args) if rng.random() < 0.6 else mul(*args)
+
+    reducible = 0
+    for _ in range(2000):
+        term = draw(4)
+        for modulus in (1 << 32, 1 << 16):
+            changed = terms._modulo(term, modulus, 2) is not term
+            assert terms._reducible(term, modulus, 2) == changed, term
+            reducible += changed
+    assert reducible > 100  # the draw reaches both answers
