@@ -167,9 +167,10 @@ class Lifter:
         """Append one PTX-form instruction; ``guard=True`` uses the SASS guard."""
         if guard is True:
             guard = self.guard
-        self.out.append(Instruction(opcode, modifiers, tuple(operands), guard or None,
-                                    None, -1, known,
-                                    self.current.pos if self.current is not None else None))
+        # Kept as the fields of the instruction: :meth:`lift` builds each one once, with its
+        # index in the lifted function.
+        self.out.append((opcode, modifiers, tuple(operands), guard or None, known,
+                         self.current.pos if self.current is not None else None))
         self.origin.append(self.current.index if self.current is not None else -1)
 
     def unknown(self, why: str = "") -> None:
@@ -256,12 +257,11 @@ class Lifter:
             if kind == "label":
                 statements.append(Label(value))
                 continue
-            instr = self.out[value]
+            opcode, modifiers, operands, guard, known, pos = self.out[value]
             if value in self.why:
                 reasons.append((len(origin), self.why[value]))
-            statements.append(Instruction(instr.opcode, instr.modifiers, instr.operands,
-                                          instr.guard, None, len(origin), instr.known,
-                                          instr.pos))
+            statements.append(Instruction(opcode, modifiers, operands, guard, None, len(origin),
+                                          known, pos))
             origin.append(self.origin[value])
         decls = _declarations(self.types)
         function = Function(self.sass.name, self.sass.kind, self.sass.params,
