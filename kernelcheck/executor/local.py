@@ -6,8 +6,9 @@ stream of large tasks (images of a whole library) never sits in memory at once.
 
 A worker process that dies (a crash in native code, the out-of-memory killer) breaks the
 whole pool, and Python cannot say which task killed it. Every task then in flight becomes a
-*suspect*: the pool is restarted and suspects are run again **one at a time**, so a second
-death names its task exactly. A task that kills its worker while running alone more than
+*suspect*: the pool is restarted and suspects are run again **one at a time**, nothing
+beside them, so a second death names its task exactly. A task whose submission meets a pool
+that has just broken never ran: it waits for the next pool and is not counted as tried. A task that kills its worker while running alone more than
 ``retries`` times is reported lost (:attr:`TaskResult.lost`); the others finish normally. This
 is the rule Dask applies (``distributed.scheduler.allowed-failures``), made exact for a pool
 that cannot tell its workers apart.
@@ -92,26 +93,39 @@ class LocalExecutor:
 
     def _pool(self, tasks: Iterator[Task]) -> Iterator[TaskResult]:
         suspects: deque[Task] = deque()
+        # Tasks taken from ``tasks`` whose submission met a pool that had just broken: they
+        # never ran, so they are neither suspects nor counted as tried.
+        untried: deque[Task] = deque()
         attempts: dict[str, int] = {}
         exhausted = False
         while True:
             pool = ProcessPoolExecutor(max_workers=self.jobs, initializer=_ignore_sigint)
             in_flight: dict = {}
             broken = False
+            # True while a suspect runs: nothing is submitted beside it, so a death names it.
+            solo = False
             try:
                 while True:
-                    # Suspects run alone; other tasks fill up to 2 * jobs in flight.
-                    while not in_flight and suspects:
+                    solo = solo and bool(in_flight)
+                    if not in_flight and suspects:
                         task = suspects.popleft()
-                        attempts[task.key] = attempts.get(task.key, 0) + 1
-                        in_flight[pool.submit(task.fn, *task.args)] = task
-                    while not suspects and not exhausted and len(in_flight) < 2 * self.jobs:
-                        task = next(tasks, None)
+                        solo = _submit(pool, task, in_flight, attempts)
+                        if not solo:
+                            suspects.appendleft(task)
+                            broken = True
+                            break
+                    # Other tasks fill up to 2 * jobs in flight.
+                    while not (solo or suspects or exhausted) and len(in_flight) < 2 * self.jobs:
+                        task = untried.popleft() if untried else next(tasks, None)
                         if task is None:
                             exhausted = True
                             break
-                        attempts[task.key] = attempts.get(task.key, 0) + 1
-                        in_flight[pool.submit(task.fn, *task.args)] = task
+                        if not _submit(pool, task, in_flight, attempts):
+                            untried.appendleft(task)
+                            broken = True
+                            break
+                    if broken:
+                        break
                     if not in_flight:
                         return
                     done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
@@ -146,6 +160,17 @@ class LocalExecutor:
                     suspects.appendleft(task)
                 else:
                     suspects.append(task)
+
+
+def _submit(pool: ProcessPoolExecutor, task: Task, in_flight: dict,
+            attempts: dict[str, int]) -> bool:
+    """Submit ``task``; False (and nothing counted) when the pool has broken meanwhile."""
+    try:
+        in_flight[pool.submit(task.fn, *task.args)] = task
+    except BrokenProcessPool:
+        return False
+    attempts[task.key] = attempts.get(task.key, 0) + 1
+    return True
 
 
 def _ignore_sigint() -> None:

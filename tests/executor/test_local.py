@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -61,6 +62,26 @@ def test_a_task_that_always_kills_its_worker_is_reported_lost_and_the_rest_finis
     assert set(results) == {t.key for t in tasks}
     assert not results["poison"].ok and "died 2 times" in results["poison"].lost
     assert all(results[f"sq-{i}"].value == i * i for i in range(10))
+
+
+def _slow_stream():
+    # The poison task kills its worker while the stream is still producing the next task,
+    # so that task meets a broken pool; and the poison task is the last of the suspects.
+    yield Task("sq-0", workers.square_slowly, (0, 0.3))
+    yield Task("poison", workers.always_die, (0,))
+    time.sleep(0.5)
+    yield from _squares(8)[1:]
+
+
+def test_the_last_suspect_runs_alone_and_a_task_meeting_a_broken_pool_is_not_lost():
+    ex = LocalExecutor(2, retries=1)
+    results = {r.key: r for r in ex.run(_slow_stream())}
+    assert set(results) == {"poison"} | {f"sq-{i}" for i in range(8)}
+    poison = results["poison"]
+    assert not poison.ok and poison.attempts == 2 and "died 2 times" in poison.lost
+    assert all(results[f"sq-{i}"].value == i * i for i in range(8))
+    assert results["sq-1"].attempts == 1, "a task that never ran was counted as tried"
+    assert ex.restarts == 2
 
 
 def test_an_exception_in_a_task_reaches_the_caller():
