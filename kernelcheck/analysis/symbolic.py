@@ -1876,27 +1876,44 @@ def symbolic_kernel(module: Module, function: Function) -> SymbolicKernel:
     walker = _Walker(module, function, 0, 0, None, ())
     walker.run()
     unmodelled = tuple(dict.fromkeys(walker.unmodelled))
+    hoisted: dict[int, Term] = {}
     accesses = tuple(a if type(a.address) not in (Wrap, Add, Join) else SymbolicAccess(
-        a.instr, a.function, a.kind, a.space, _hoist_base(a.address), a.width, a.guard,
-        a.value, a.atomic_op, a.result_used, a.call_path) for a in walker.accesses)
+        a.instr, a.function, a.kind, a.space, _hoist_base(a.address, hoisted), a.width,
+        a.guard, a.value, a.atomic_op, a.result_used, a.call_path) for a in walker.accesses)
     return SymbolicKernel(function, accesses, unmodelled, frozenset(walker.assumed),
                           tuple(walker.loads))
 
 
-def _hoist_base(term: Term) -> Term:
+def _hoist_base(term: Term, memo: dict[int, Term] | None = None) -> Term:
     """``term`` with the pointer parameter common to every value of a join taken out of it
     (through sums and wraps only), so an address merged from paths, or resolved from a loop
-    variable after the loop, keeps its base (see :func:`_join`)."""
+    variable after the loop, keeps its base (see :func:`_join`).
+
+    ``memo`` maps the ``id`` of each sub-term already rewritten to its result: the terms
+    of a kernel share their sub-terms (a join of sums of joins, from paths merged one after
+    the other), and a rewrite that followed every path through them again would take time
+    exponential in their depth. The caller keeps every key's term alive while ``memo``
+    lives, so an ``id`` names one term.
+    """
     kind = type(term)
+    if kind is not Wrap and kind is not Add and kind is not Join:
+        return term
+    if memo is None:
+        memo = {}
+    done = memo.get(id(term))
+    if done is not None:
+        return done
     if kind is Wrap:
-        inner = _hoist_base(term.arg)
-        return term if inner is term.arg else Wrap(inner, term.bits, term.signed)
-    if kind is Add:
-        args = [_hoist_base(a) for a in term.args]
-        return term if all(a is b for a, b in zip(args, term.args, strict=True)) else add(*args)
-    if kind is Join:
-        return _join(list(dict.fromkeys(_hoist_base(a) for a in term.args)))
-    return term
+        inner = _hoist_base(term.arg, memo)
+        result = term if inner is term.arg else Wrap(inner, term.bits, term.signed)
+    elif kind is Add:
+        args = [_hoist_base(a, memo) for a in term.args]
+        result = term if all(a is b for a, b in zip(args, term.args, strict=True)) else add(
+            *args)
+    else:
+        result = _join(list(dict.fromkeys(_hoist_base(a, memo) for a in term.args)))
+    memo[id(term)] = result
+    return result
 
 
 _ = (neg, Special, VectorOperand, PConst)

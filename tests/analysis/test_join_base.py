@@ -69,3 +69,40 @@ $L2:
     verdict = evaluate(summary.launch_check, params, (1, 1, 1), (32, 1, 1),
                        [(p, 4096), (q, 4096)])
     assert verdict.verdict == "idempotent"
+
+
+def _hoisted_by_the_rule(term):
+    """The rule of ``_hoist_base`` restated without sharing: through wraps and sums, and the
+    common pointer taken out of each join."""
+    from kernelcheck.analysis.terms import Wrap
+
+    if type(term) is Wrap:
+        return Wrap(_hoisted_by_the_rule(term.arg), term.bits, term.signed)
+    if type(term) is Add:
+        return add(*(_hoisted_by_the_rule(a) for a in term.args))
+    if type(term) is Join:
+        return _join(list(dict.fromkeys(_hoisted_by_the_rule(a) for a in term.args)))
+    return term
+
+
+def _merged_chain(depth: int):
+    # An address merged at each of ``depth`` joins, each side adding to the one before:
+    # the join's two values share everything below them, as paths merged one after the
+    # other leave them.
+    term = add(P, Opaque("x", 64))
+    for k in range(depth):
+        term = Join((add(term, Const(4)), add(term, Opaque(f"y{k}", 64))))
+    return term
+
+
+def test_hoisting_a_shared_chain_equals_the_rule_and_takes_linear_time():
+    import time
+
+    for depth in range(1, 11):
+        term = _merged_chain(depth)
+        assert _hoist_base(term) == _hoisted_by_the_rule(term)
+    deep = _merged_chain(100)  # 2**100 paths through the sums: only sharing finishes it
+    start = time.process_time()
+    hoisted = _hoist_base(deep)
+    assert time.process_time() - start < 5
+    assert type(hoisted) is Add and P in hoisted.args
