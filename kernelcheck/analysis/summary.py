@@ -214,15 +214,35 @@ def _base(address: Term) -> Param | None:
     return base_param(address)
 
 
-def _residue(t) -> tuple[int, int]:
-    """``(m, r)``: ``t`` is congruent to ``r`` modulo ``2**m`` whatever the arguments."""
+def _residue(t, memo: dict | None = None) -> tuple[int, int]:
+    """``(m, r)``: ``t`` is congruent to ``r`` modulo ``2**m`` whatever the arguments.
+
+    ``memo`` holds, by ``id``, each sub-term already seen with its residue (and the term
+    itself, so the ``id`` cannot be reused while ``memo`` lives): the addresses of a kernel
+    share their sub-terms, and a walk along every path through them takes time exponential
+    in their depth (a join of sums of joins, from paths merged one after the other).
+    """
     kind = type(t)
     if kind is Const:
         return 64, t.value % (1 << 64)
+    if kind is not Add and kind is not Mul and kind is not Wrap and kind is not Bound and (
+            kind is not Join):
+        return 0, 0
+    if memo is None:
+        memo = {}
+    seen = memo.get(id(t))
+    if seen is not None:
+        return seen[1]
+    result = _residue_of(t, kind, memo)
+    memo[id(t)] = (t, result)
+    return result
+
+
+def _residue_of(t, kind, memo: dict) -> tuple[int, int]:
     if kind is Add:
         m, r = 64, 0
         for a in t.args:
-            am, ar = _residue(a)
+            am, ar = _residue(a, memo)
             m = min(m, am)
             r += ar
         return m, r % (1 << m) if m else 0
@@ -230,18 +250,18 @@ def _residue(t) -> tuple[int, int]:
         c = t.args[0].value
         v = (c & -c).bit_length() - 1 if c else 64
         rest = Mul(t.args[1:]) if len(t.args) > 2 else t.args[1]
-        m, r = _residue(rest)
+        m, r = _residue(rest, memo)
         m = min(64, m + v)
         return m, (c * r) % (1 << m) if m else 0
     if kind is Wrap:
         # Wrapping modulo 2**bits keeps every residue modulo 2**m for m <= bits.
-        m, r = _residue(t.arg)
+        m, r = _residue(t.arg, memo)
         m = min(m, t.bits)
         return m, r % (1 << m) if m else 0
     if kind is Bound:
-        return _residue(t.arg)
+        return _residue(t.arg, memo)
     if kind is Join:
-        residues = {_residue(a) for a in t.args}
+        residues = {_residue(a, memo) for a in t.args}
         return residues.pop() if len(residues) == 1 else (0, 0)
     return 0, 0
 
@@ -275,9 +295,14 @@ def _residues_apart(write_width: int, rw: tuple[int, int], read_width: int,
     return not any((x % mod) == diff for x in range(lo, hi + 1))
 
 
+#: The residues of the sub-terms of one kernel's addresses (see :func:`_residue`), emptied
+#: with the other tables of a kernel (:func:`forget_kernel_caches`).
+_RESIDUES: dict = {}
+
+
 @lru_cache(maxsize=8192)
 def _based_residue(address: Term, base: Param) -> tuple[int, int]:
-    return _residue(_strip_base(address, base))
+    return _residue(_strip_base(address, base), _RESIDUES)
 
 
 def _strip_base(address: Term, base: Param) -> Term:
@@ -687,6 +712,7 @@ def forget_kernel_caches() -> None:
     """
     _base.cache_clear()
     _based_residue.cache_clear()
+    _RESIDUES.clear()
     forget_equalities()
 
 

@@ -1876,7 +1876,7 @@ def symbolic_kernel(module: Module, function: Function) -> SymbolicKernel:
     walker = _Walker(module, function, 0, 0, None, ())
     walker.run()
     unmodelled = tuple(dict.fromkeys(walker.unmodelled))
-    hoisted: dict[int, Term] = {}
+    hoisted: dict = {}
     accesses = tuple(a if type(a.address) not in (Wrap, Add, Join) else SymbolicAccess(
         a.instr, a.function, a.kind, a.space, _hoist_base(a.address, hoisted), a.width,
         a.guard, a.value, a.atomic_op, a.result_used, a.call_path) for a in walker.accesses)
@@ -1884,7 +1884,7 @@ def symbolic_kernel(module: Module, function: Function) -> SymbolicKernel:
                           tuple(walker.loads))
 
 
-def _hoist_base(term: Term, memo: dict[int, Term] | None = None) -> Term:
+def _hoist_base(term: Term, memo: dict | None = None) -> Term:
     """``term`` with the pointer parameter common to every value of a join taken out of it
     (through sums and wraps only), so an address merged from paths, or resolved from a loop
     variable after the loop, keeps its base (see :func:`_join`).
@@ -1892,8 +1892,8 @@ def _hoist_base(term: Term, memo: dict[int, Term] | None = None) -> Term:
     ``memo`` maps the ``id`` of each sub-term already rewritten to its result: the terms
     of a kernel share their sub-terms (a join of sums of joins, from paths merged one after
     the other), and a rewrite that followed every path through them again would take time
-    exponential in their depth. The caller keeps every key's term alive while ``memo``
-    lives, so an ``id`` names one term.
+    exponential in their depth. Each entry keeps its term alive, so an ``id`` names one
+    term while ``memo`` lives.
     """
     kind = type(term)
     if kind is not Wrap and kind is not Add and kind is not Join:
@@ -1902,7 +1902,7 @@ def _hoist_base(term: Term, memo: dict[int, Term] | None = None) -> Term:
         memo = {}
     done = memo.get(id(term))
     if done is not None:
-        return done
+        return done[1]
     if kind is Wrap:
         inner = _hoist_base(term.arg, memo)
         result = term if inner is term.arg else Wrap(inner, term.bits, term.signed)
@@ -1912,7 +1912,7 @@ def _hoist_base(term: Term, memo: dict[int, Term] | None = None) -> Term:
             *args)
     else:
         result = _join(list(dict.fromkeys(_hoist_base(a, memo) for a in term.args)))
-    memo[id(term)] = result
+    memo[id(term)] = (term, result)
     return result
 
 
