@@ -7,11 +7,12 @@ stream of large tasks (images of a whole library) never sits in memory at once.
 A worker process that dies (a crash in native code, the out-of-memory killer) breaks the
 whole pool, and Python cannot say which task killed it. Every task then in flight becomes a
 *suspect*: the pool is restarted and suspects are run again **one at a time**, nothing
-beside them, so a second death names its task exactly. A task whose submission meets a pool
-that has just broken never ran: it waits for the next pool and is not counted as tried. A task that kills its worker while running alone more than
-``retries`` times is reported lost (:attr:`TaskResult.lost`); the others finish normally. This
-is the rule Dask applies (``distributed.scheduler.allowed-failures``), made exact for a pool
-that cannot tell its workers apart.
+beside them, so a second death names its task exactly. A task that kills its worker while
+running alone more than ``retries`` times is reported lost (:attr:`TaskResult.lost`); the
+others finish normally. This is the rule Dask applies
+(``distributed.scheduler.allowed-failures``), made exact for a pool that cannot tell its
+workers apart. A task whose submission meets a pool that has just broken never ran: it
+waits for the next pool and is not counted as tried.
 """
 
 from __future__ import annotations
