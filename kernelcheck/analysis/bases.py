@@ -75,26 +75,43 @@ def _flat(term: Term) -> tuple[Term, ...]:
     return term.args if type(term) is Add else (term,)
 
 
-def _pull(term: Term) -> tuple[Param, Term] | None:
+def _pull(term: Term, memo: dict | None = None) -> tuple[Param, Term] | None:
     """``(P, R)`` with ``term = P + R`` for one pointer-wide parameter ``P``: a summand of a
     sum, or of every candidate of a ``Join`` (``one of(P + x, P + y) = P + one of(x, y)``,
-    recursively)."""
+    recursively).
+
+    ``memo`` holds, by ``id``, each sum and join already seen with its answer (and the
+    term, so the ``id`` is not reused while ``memo`` lives): candidates of a join share
+    their sub-terms (paths merged one after the other), and following every path through
+    them takes time exponential in their depth.
+    """
     kind = type(term)
     if kind is Param:
         return (term, Const(0)) if term.size == 8 else None
+    if kind is not Add and kind is not Join:
+        return None
+    if memo is None:
+        memo = {}
+    seen = memo.get(id(term))
+    if seen is not None:
+        return seen[1]
     if kind is Add:
-        found = [(k, _pull(a)) for k, a in enumerate(term.args) if type(a) in (Param, Join)]
+        found = [(k, _pull(a, memo)) for k, a in enumerate(term.args)
+                 if type(a) in (Param, Join)]
         found = [(k, r) for k, r in found if r is not None]
         if len(found) != 1:
-            return None
-        k, (base, rest) = found[0]
-        return base, add(*term.args[:k], rest, *term.args[k + 1:])
-    if kind is Join:
-        pulled = [_pull(a) for a in term.args]
+            result = None
+        else:
+            k, (base, rest) = found[0]
+            result = base, add(*term.args[:k], rest, *term.args[k + 1:])
+    else:
+        pulled = [_pull(a, memo) for a in term.args]
         if any(r is None for r in pulled) or len({r[0] for r in pulled}) != 1:
-            return None
-        return pulled[0][0], Join(tuple(r[1] for r in pulled))
-    return None
+            result = None
+        else:
+            result = pulled[0][0], Join(tuple(r[1] for r in pulled))
+    memo[id(term)] = (term, result)
+    return result
 
 
 def _summands(address: Term) -> tuple[Term, ...]:

@@ -274,9 +274,18 @@ def canonical(t):
     >>> canonical(add(p, mul(Const(4), i))) == canonical(add(mul(i, Const(4)), p))
     True
     """
-    from kernelcheck.analysis.terms import _rebuild, add, mul
+    from kernelcheck.analysis.terms import _rebuild, add, mul, render
 
     memo: dict = {}
+    # Operands are ordered by their rendered text, shared between sub-terms and cut at
+    # RENDER_LIMIT, never by ``repr``, which prints a term with shared sub-terms in time
+    # exponential in its depth. Two operands whose cut texts are equal keep their order:
+    # such sums may then stay unequal, which only loses a proof. ``memo`` keeps every
+    # rendered term alive, so the text table's ``id`` keys name one term each.
+    texts: dict = {}
+
+    def text(x) -> str:
+        return render(x, memo=texts)
 
     def go(x):
         if x is None:
@@ -285,9 +294,9 @@ def canonical(t):
         if key not in memo:
             kind = type(x)
             if kind is Add:
-                memo[key] = add(*sorted((go(a) for a in x.args), key=repr))
+                memo[key] = add(*sorted((go(a) for a in x.args), key=text))
             elif kind is Mul:
-                memo[key] = mul(*sorted((go(a) for a in x.args), key=repr))
+                memo[key] = mul(*sorted((go(a) for a in x.args), key=text))
             else:
                 memo[key] = _rebuild(x, go)
         return memo[key]

@@ -10,9 +10,14 @@ from __future__ import annotations
 
 import time
 
-from kernelcheck.analysis.summary import _residue, residue_disjoint
+from kernelcheck.analysis.bases import base_param, narrowing_base, split_base
+from kernelcheck.analysis.smt import canonical
+from kernelcheck.analysis.summary import _residue, analyze_kernel, residue_disjoint
 from kernelcheck.analysis.symbolic import SymbolicAccess
 from kernelcheck.analysis.terms import Add, Bound, Const, Join, Mul, Opaque, Param, Wrap, add
+from kernelcheck.launch.evaluate import evaluate
+from kernelcheck.launch.params import param_buffer
+from kernelcheck.ptx.parser import parse_ptx
 
 P = Param("p", 0, 8)
 
@@ -67,3 +72,69 @@ def test_a_deep_shared_address_is_decided_quickly():
     start = time.process_time()
     assert residue_disjoint(write, read)
     assert time.process_time() - start < 5
+
+
+def _joined_sums(depth: int):
+    # A loaded index, scaled: an index, not a pointer, so the base may bound the access.
+    term = Mul((Const(16), Opaque("i", 64, memory=True)))
+    for k in range(depth):
+        term = Join((add(term, Const(16)), add(term, Const(32 + 64 * k))))
+    return add(P, term)
+
+
+def test_the_base_of_a_deep_shared_address_is_found_quickly():
+    address = _joined_sums(60)  # 2**60 paths; deep enough, within the recursion limit
+    # The answers are compared with ``is``: on a failure, printing such a term would take
+    # time exponential in its depth.
+    start = time.process_time()
+    assert base_param(address) is P and narrowing_base(address) is P
+    assert split_base(address)[0] is P
+    assert canonical(address) == canonical(Add(tuple(reversed(address.args))))
+    assert time.process_time() - start < 5
+
+
+def _diamonds(depth: int) -> str:
+    """A kernel that advances a pointer by one of two amounts ``depth`` times, each choice
+    made by a bit of a loaded word, then reads and writes through it."""
+    steps = "".join(f"""
+    and.b32 %r2, %r1, {1 << (k % 30)};
+    setp.ne.s32 %p1, %r2, 0;
+    @%p1 bra A{k};
+    add.s64 %rd2, %rd2, 16;
+    bra.uni J{k};
+A{k}:
+    add.s64 %rd2, %rd2, {32 + 64 * k};
+J{k}:""" for k in range(depth))
+    return f""".version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 k_param_0, .param .u64 k_param_1)
+{{
+    .reg .pred %p<3>;
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<6>;
+    ld.param.u64 %rd1, [k_param_0];
+    cvta.to.global.u64 %rd2, %rd1;
+    ld.param.u64 %rd3, [k_param_1];
+    cvta.to.global.u64 %rd4, %rd3;
+    ld.global.u32 %r1, [%rd4];{steps}
+    ld.global.u32 %r3, [%rd2+8];
+    st.global.u32 [%rd2], %r3;
+    ret;
+}}
+"""
+
+
+def test_a_kernel_of_many_merged_paths_is_analysed_and_decided_quickly():
+    module = parse_ptx(_diamonds(60))
+    function = module.get_function("k")
+    start = time.process_time()
+    summary = analyze_kernel(module, function)
+    verdict = evaluate(summary.launch_check, param_buffer(
+        function, {"k_param_0": 1 << 20, "k_param_1": 1 << 30}), (4, 1, 1), (64, 1, 1), None)
+    assert time.process_time() - start < 10
+    # The write is bounded by its base pointer: far from k_param_1's word, it may still
+    # meet its own reads (the two ranges of all paths overlap), so not proven idempotent.
+    assert summary.kernel_class == "conditional"
+    assert verdict.verdict == "not_idempotent"
+    assert verdict.clobbered.to_json()[0][0] >= 1 << 20
