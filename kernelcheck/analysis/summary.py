@@ -296,12 +296,17 @@ def _residues_apart(write_width: int, rw: tuple[int, int], read_width: int,
 
 
 #: The residues of the sub-terms of one kernel's addresses (see :func:`_residue`), emptied
-#: with the other tables of a kernel (:func:`forget_kernel_caches`).
+#: with the other tables of a kernel (:func:`forget_kernel_caches`), and when it grows past
+#: :data:`_RESIDUES_LIMIT` entries (callers outside an analysis, such as the regions, do
+#: not empty it).
 _RESIDUES: dict = {}
+_RESIDUES_LIMIT = 1 << 18
 
 
 @lru_cache(maxsize=8192)
 def _based_residue(address: Term, base: Param) -> tuple[int, int]:
+    if len(_RESIDUES) > _RESIDUES_LIMIT:
+        _RESIDUES.clear()
     return _residue(_strip_base(address, base), _RESIDUES)
 
 
