@@ -9,6 +9,9 @@ are two halves of one value, so a 64-bit parameter or a 64-bit register stays on
 
 ``LEA lo, P, a, b, s`` (``(a << s) + b``) and ``LEA.HI.X hi, a, b_hi, a_hi, s, P``
 (``.SX32``: ``a_hi`` is the sign word of ``a``) compute ``((a_hi:a) << s) + (b_hi:b)``.
+An ``LEA lo, P, a, b, s`` completed by ``IADD3.X`` or ``IMAD.X`` instead (ptxas computes
+the bits shifted out of ``a`` apart, with ``SHF.L.U64.HI``) is the sum of the two low
+words ``(a << s) mod 2**32`` and ``b`` and of the high instruction's words.
 
 The low instruction's operands are copied (snapshots) when the chain begins, since the
 low result often overwrites one of them (``IADD3 R2, P0, R2, ...``). A chain is read only
@@ -230,9 +233,24 @@ def carry_high(lifter, instr, dest: Register, hi_items, rest):
     total = None
     if info is not None and info[0] == "add":
         total = _sum64(lifter, list(info[1]), hi_items, len(carries))
-    if total is None or info[2] in ("RZ", "URZ"):
+    elif info is not None and info[0] == "lea":
+        # LEA lo, P, a, b, s then IADD3.X hi, ..., P: the low words added were the 32-bit
+        # (a << s) and b; the high instruction adds its own words (ptxas puts the bits
+        # shifted out of a there) and the carry.
+        total = _sum64(lifter, [_shifted(lifter, info[1], info[3]), info[2]], hi_items,
+                       len(carries))
+    if total is None or info[-1] in ("RZ", "URZ"):
         return opaque_instruction(lifter, instr)
-    _complete(lifter, info[2], dest.name, total, version)
+    _complete(lifter, info[-1], dest.name, total, version)
+
+
+def _shifted(lifter, a: Snap, shift: int) -> Snap:
+    """The low word ``(a << shift) mod 2**32`` of a ``LEA`` as a chain operand of its own
+    (no register holds it, so it pairs with no high word)."""
+    value = lifter.tmp("b32")
+    lifter.emit("shl", ("b32",), (value, snap_value(lifter, a), Immediate(shift)),
+                guard=False)
+    return Snap(value, value, None, None, None, 0)
 
 
 def _complete(lifter, lo: str, hi: str, total: Register, version: int) -> None:

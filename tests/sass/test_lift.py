@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import struct
+
 import pytest
 
 from kernelcheck.analysis.summary import analyze_kernel
 from kernelcheck.binary.nvdisasm import SassFunction, SassInstruction
 from kernelcheck.ir.nodes import Module, Param
+from kernelcheck.launch.evaluate import evaluate
 from kernelcheck.sass.calls import BRANCH_TARGETS_DIRECTIVE, CBANK_FUNCTIONS_DIRECTIVE
 from kernelcheck.sass.function import function_from_sass, label_for_offset
 from kernelcheck.sass.lift import lift_function
+
+BASE = 0x7F0000000000
 
 
 def _kernel(lines: list[str], params=(("param_0", "b64", 0), ("param_1", "b32", 8)),
@@ -144,6 +149,35 @@ def test_chain_completed_in_between_keeps_a_scaled_sum_of_its_low_word():
     assert summary.kernel_class == "always"
     assert len(_write_terms(summary)) == 1
     assert "param_0" in _write_terms(summary)[0]
+
+
+@pytest.mark.parametrize("high", [
+    "SHF.L.U64.HI R5, R0, 0x2, RZ",        # the bits shifted out of n, as a funnel shift
+    "SHF.R.U32.HI R5, RZ, 0x1e, R0",       # and as a right shift of n
+])
+def test_lea_completed_by_an_extended_add_is_the_64_bit_sum(high):
+    # p + 4*n for a 32-bit n: LEA adds the low words (4*n mod 2**32 and p's), IADD3.X adds
+    # the bits of 4*n above 32 and p's high word with the carry. With n = 0x40000001 the
+    # store is at p + 0x100000004, which overlaps a read there and misses a read at p + 4.
+    summary = _kernel([
+        "LDC R0, c[0x0][0x218]",
+        "LDC.64 R2, c[0x0][0x210]",
+        "LDC.64 R6, c[0x0][0x220]",
+        "LDG.E R9, desc[UR4][R6.64]",
+        "LEA R4, P0, R0, R2, 0x2",
+        high,
+        "IADD3.X R5, R5, R3, RZ, P0, !PT",
+        "STG.E desc[UR4][R4.64], R9",
+        "EXIT",
+    ], params=(("param_0", "b64", 0), ("param_1", "b32", 8), ("param_2", "b64", 16)))
+    assert summary.kernel_class == "conditional", summary.reasons
+
+    def verdict(src: int) -> str:
+        buffer = struct.pack("<QIIQ", BASE, 0x40000001, 0, src)
+        return evaluate(summary.launch_check, buffer, (1, 1, 1), (1, 1, 1)).verdict
+
+    assert verdict(BASE + 0x100000004) == "not_idempotent"
+    assert verdict(BASE + 0x4) == "idempotent"
 
 
 def test_rewritten_low_word_does_not_pair_with_the_completed_high_word():
