@@ -45,6 +45,7 @@ from kernelcheck.ir.nodes import (
 )
 from kernelcheck.sass.calls import bank_objects
 from kernelcheck.sass.division import plan_divisions
+from kernelcheck.sass.frame import promote_stack_slots
 from kernelcheck.sass.inline import inline_subroutines
 from kernelcheck.sass.lift_state import LiftState, block_successors, is_predicate
 from kernelcheck.sass.params import param_cbank
@@ -500,9 +501,10 @@ def _declarations(types: dict[str, str]) -> list[RegisterDecl]:
 def lift_kernel(function: Function, module: Module | None = None) -> LiftedFunction:
     """Lift one SASS function, keeping the SASS origin of every lifted instruction.
 
-    Subroutine calls are inlined first (:mod:`kernelcheck.sass.inline`); ``origin`` names
-    the instructions of ``function`` itself, the copy of a subroutine's instruction by the
-    instruction it was copied from.
+    Subroutine calls are inlined first (:mod:`kernelcheck.sass.inline`) and spill slots of
+    the stack frame are then read as registers (:mod:`kernelcheck.sass.frame`); ``origin``
+    names the instructions of ``function`` itself, the copy of a subroutine's instruction
+    by the instruction it was copied from.
 
     Parameters
     ----------
@@ -515,7 +517,7 @@ def lift_kernel(function: Function, module: Module | None = None) -> LiftedFunct
     -------
     LiftedFunction
     """
-    inlined = inline_subroutines(function)
+    inlined = promote_stack_slots(inline_subroutines(function))
     lifted = Lifter(inlined.function, module, inlined.refused, inlined.summarized,
                     inlined.divisions).lift()
     if inlined.function is function:
