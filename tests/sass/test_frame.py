@@ -4,6 +4,7 @@ reach the frame leaves the code as it is."""
 
 from __future__ import annotations
 
+import doctest
 import struct
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from kernelcheck.binary.nvdisasm import SassFunction, SassInstruction
 from kernelcheck.ir.nodes import Module, Param
 from kernelcheck.launch.evaluate import evaluate
+from kernelcheck.sass import frame
 from kernelcheck.sass.analysis import analyze_sass_kernel
 from kernelcheck.sass.frame import SLOT_BASE, promote_stack_slots, slot_register
 from kernelcheck.sass.function import function_from_sass
@@ -188,3 +190,8 @@ def test_a_subroutine_writing_the_frame_leaves_the_code_as_it_is():
         "RET.REL.NODEC R20 k",                   # 0x70
     ]
     assert _unchanged(lines, {"$k$f": 0x60})
+
+
+def test_docstring_examples():
+    result = doctest.testmod(frame)
+    assert result.attempted > 0 and result.failed == 0
