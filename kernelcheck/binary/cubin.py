@@ -33,6 +33,7 @@ from kernelcheck.binary.nvinfo import (
     NvInfoRecord,
     decode_function_value,
     decode_kparam_info,
+    decode_kparam_info_v2,
     decode_param_cbank,
     parse_nv_info,
 )
@@ -86,7 +87,8 @@ class CubinKernel:
     text : bytes
         The SASS machine code of ``.text.<name>``; `text_offset` is its file offset.
     params : tuple of KernelParam
-        EIATTR_KPARAM_INFO records sorted by ordinal.
+        EIATTR_KPARAM_INFO records (EIATTR_KPARAM_INFO_V2 where the parameters pass
+        4 KB) sorted by ordinal.
     param_base : int or None
         Offset of the first parameter in constant bank 0 (EIATTR_PARAM_CBANK), e.g. 0x160
         on sm_80 and 0x210 on sm_90.
@@ -363,6 +365,10 @@ class CubinFile:
                 if record.attribute == EIATTR["EIATTR_KPARAM_INFO"]:
                     params.append(
                         decode_kparam_info(record, section=info_name, filename=self.filename)
+                    )
+                elif record.attribute == EIATTR["EIATTR_KPARAM_INFO_V2"]:
+                    params.append(
+                        decode_kparam_info_v2(record, section=info_name, filename=self.filename)
                     )
                 elif record.attribute == EIATTR["EIATTR_PARAM_CBANK"]:
                     param_base = decode_param_cbank(

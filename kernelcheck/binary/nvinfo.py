@@ -42,6 +42,7 @@ __all__ = [
     "FunctionValue",
     "parse_nv_info",
     "decode_kparam_info",
+    "decode_kparam_info_v2",
     "decode_param_cbank",
     "decode_function_value",
     "decode_record",
@@ -104,7 +105,7 @@ class NvInfoRecord:
 
 @dataclass(frozen=True, slots=True)
 class KernelParam:
-    """One kernel parameter from an EIATTR_KPARAM_INFO record.
+    """One kernel parameter from an EIATTR_KPARAM_INFO (or EIATTR_KPARAM_INFO_V2) record.
 
     Attributes
     ----------
@@ -283,6 +284,52 @@ def decode_kparam_info(
     )
 
 
+#: The largest parameter area a kernel may have (CUDA 12.1 and later), in bytes.
+MAX_PARAM_BYTES = 32764
+
+
+def decode_kparam_info_v2(
+    record: NvInfoRecord, *, section: str = ".nv.info", filename: str | None = None
+) -> KernelParam:
+    """Decode an EIATTR_KPARAM_INFO_V2 record, which ptxas writes instead of
+    EIATTR_KPARAM_INFO for the parameters of a kernel whose parameters pass 4 KB.
+
+    Its 12 bytes are the index, the ordinal (16 bits), the offset (16 bits) and the size as
+    a whole 32-bit word, as cuobjdump prints them. cuobjdump also prints a pointee
+    alignment and a space, zero in every record seen, whose bits are not known: a size
+    word past the largest parameter area (32764 bytes) is refused rather than read as a
+    size. The alignment and space fields are 0 and ``cbank`` is 0x1f, as in the V1 records
+    of the same images.
+
+    Examples
+    --------
+    >>> rec = parse_nv_info(bytes.fromhex("04450c00 00000000 00000000 885e0000"))[0]
+    >>> p = decode_kparam_info_v2(rec); (p.ordinal, p.offset, p.size)
+    (0, 0, 24200)
+    """
+    _check_payload(record, 12, section, filename)
+    index, ordinal, offset, size = struct.unpack_from("<IHHI", record.payload)
+    if size > MAX_PARAM_BYTES or offset + size > MAX_PARAM_BYTES:
+        raise _error(
+            f"{record.name}: parameter {ordinal} of {size:#x} bytes at offset {offset:#x} "
+            f"passes the {MAX_PARAM_BYTES}-byte parameter area (a layout of the record "
+            "this reader does not know)",
+            section,
+            record.offset,
+            filename,
+        )
+    return KernelParam(
+        index=index,
+        ordinal=ordinal,
+        offset=offset,
+        size=size,
+        log_alignment=0,
+        space=0,
+        cbank=0x1F,
+        is_cbank=True,
+    )
+
+
 def decode_param_cbank(
     record: NvInfoRecord, *, section: str = ".nv.info", filename: str | None = None
 ) -> ParamCbank:
@@ -321,6 +368,8 @@ def decode_record(
         return record.value
     if record.attribute == EIATTR["EIATTR_KPARAM_INFO"]:
         return decode_kparam_info(record, section=section, filename=filename)
+    if record.attribute == EIATTR["EIATTR_KPARAM_INFO_V2"]:
+        return decode_kparam_info_v2(record, section=section, filename=filename)
     if record.attribute == EIATTR["EIATTR_PARAM_CBANK"]:
         return decode_param_cbank(record, section=section, filename=filename)
     if record.attribute in FUNCTION_VALUE_ATTRIBUTES and len(record.payload) == 8:

@@ -1344,3 +1344,46 @@ _w("stmatrix_tile",
    lambda p, g, b: [Buffer("out", F32, 0, p["n"], output=True), Buffer("in", F32, 0, p["n"])])
 _w("uniform_switch",
    lambda p, g, b: [Buffer("out", F32, 0, p["n"], output=True), Buffer("in", F32, 0, p["n"])])
+
+
+def _big_lists_tensors(p, g, b):
+    """Per tensor the blocks of ``copy_lists`` pick, the elements [0, hi) they copy."""
+    extents: dict[int, int] = {}
+    for block in range(g[0]):
+        t = _at(p, "lists", 5120 + block, 1)
+        hi = max(0, min(_at(p, "lists", 4096 + 4 * t, 4, signed=True), b[0]))
+        extents[t] = max(extents.get(t, 0), hi)
+    return extents
+
+
+def _big_lists_buffers(p, g, b):
+    out = []
+    for t, hi in sorted(_big_lists_tensors(p, g, b).items()):
+        out.append(Buffer(("lists", 8 * t), F32, 0, hi))
+        out.append(Buffer(("lists", 2048 + 8 * t), F32, 0, hi, output=True))
+    return out
+
+
+def _big_lists_copy(x, p, g, b):
+    new = {}
+    for t, hi in _big_lists_tensors(p, g, b).items():
+        src, dst = ("lists", 8 * t), ("lists", 2048 + 8 * t)
+        new[dst] = x[dst].copy()
+        new[dst][:hi] = x[src][:hi]
+    return new
+
+
+def _scale_after_table(x, p, g, b):
+    k = max(0, min(p["n"], _threads(g, b)))
+    scales = np.array([_at(p, "table", 4 * (i % 1100), 4) for i in range(k)],
+                      dtype=np.uint32).view(F32)
+    out = x["out"].copy()
+    out[:k] = x["in"][:k] * scales
+    return {"out": out}
+
+
+_w("copy_lists", _big_lists_buffers, _big_lists_copy)
+_w("scale_after_table",
+   lambda p, g, b: [Buffer("out", F32, 0, max(0, min(p["n"], _threads(g, b))), output=True),
+                    Buffer("in", F32, 0, max(0, min(p["n"], _threads(g, b))))],
+   _scale_after_table)

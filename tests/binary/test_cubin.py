@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import struct
+from pathlib import Path
 
 import pytest
 
 from kernelcheck.binary import CubinFile, parse_nv_info
-from kernelcheck.binary.nvinfo import decode_kparam_info
+from kernelcheck.binary.nvinfo import decode_kparam_info, decode_kparam_info_v2
 from kernelcheck.errors import BinaryFormatError
 
 # (ordinal, offset, size) per kernel, from the C++ signatures: char/short/long long/Pair
@@ -107,6 +108,32 @@ def test_kparam_size_bits():
     assert (param.ordinal, param.offset, param.size, param.cbank, param.is_cbank) == (
         2, 0x20, 0x100, 0x1F, True)
 
+
+
+# Parameters past 4 KB: the EIATTR_KPARAM_INFO_V2 records of fixtures/sass/sm_90/
+# large_params.cubin, as cuobjdump -elf 13.5.37 prints them and as the C++ signatures lay
+# them out (a 5440-byte struct; a 4400-byte struct, two pointers and an int).
+LARGE_PARAMS = {
+    "copy_lists": [(0, 0, 0x1540)],
+    "scale_after_table": [(0, 0, 0x1130), (1, 0x1130, 8), (2, 0x1138, 8), (3, 0x1140, 4)],
+}
+
+
+def test_parameters_past_4_kb_come_from_the_v2_records():
+    path = Path(__file__).parents[2] / "fixtures" / "sass" / "sm_90" / "large_params.cubin"
+    cubin = CubinFile(path.read_bytes(), filename=str(path))
+    for name, layout in LARGE_PARAMS.items():
+        kernel = cubin.get_kernel(name)
+        assert not any(r.name == "EIATTR_KPARAM_INFO" for r in kernel.attributes)
+        assert [(p.ordinal, p.offset, p.size) for p in kernel.params] == layout
+        assert kernel.param_size == layout[-1][1] + layout[-1][2]
+
+
+def test_v2_record_with_a_size_past_the_parameter_area_is_refused():
+    # A size word with bits above the largest parameter area is a layout not known here.
+    record = parse_nv_info(bytes.fromhex("04450c00") + struct.pack("<IHHI", 0, 1, 8, 0x10008))
+    with pytest.raises(BinaryFormatError, match="32764-byte parameter area"):
+        decode_kparam_info_v2(record[0], section=".nv.info.k")
 
 def _section_header(data: bytes, cubin: CubinFile, name: str) -> int:
     """The file offset of the ELF section header of ``name``."""
