@@ -157,11 +157,14 @@ def plan_jobs(path: str, arch: str | None = None, prefer: str = "sass",
     return jobs, tuple(str(e) for e in image.errors)
 
 
-def _structure_fields(function) -> dict:
-    from kernelcheck.ir.cfg import control_flow_graph
+def _structure_fields(function, sass: bool) -> dict:
     from kernelcheck.ir.loops import natural_loops
     from kernelcheck.ir.operands import access_kind, memory_space
 
+    if sass:  # indirect branches take their targets from the image
+        from kernelcheck.sass.cfg import control_flow_graph
+    else:
+        from kernelcheck.ir.cfg import control_flow_graph
     loops = len(natural_loops(control_flow_graph(function)))
     counts: Counter = Counter()
     for instr in function.instructions:
@@ -302,7 +305,7 @@ def analyse_image(job: ImageJob, stage: str = "structure", options: dict | None 
                                                    if not i.known}))}
         try:
             if stage in ("structure", "analysis"):
-                fields.update(_structure_fields(function))
+                fields.update(_structure_fields(function, job.kind == "cubin"))
         except Exception as error:  # noqa: BLE001 - reported per kernel, with its cause
             records.append(KernelRecord(**base, kernel=function.name, status="failed",
                                         cause=type(error).__name__, error=str(error)))

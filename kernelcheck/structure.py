@@ -136,7 +136,12 @@ def kernel_structure(function: Function, module: Module | None = None) -> Kernel
     files = module.files if module is not None else {}
     accesses = tuple(_accesses(function, files))
     try:
-        cfg = control_flow_graph(function)
+        if _is_sass(function):  # indirect branches take their targets from the image
+            from kernelcheck.sass.cfg import control_flow_graph as sass_control_flow_graph
+
+            cfg = sass_control_flow_graph(function)
+        else:
+            cfg = control_flow_graph(function)
     except UnsupportedFeature:
         # A branch whose targets are not known (an indirect branch without its target
         # list): this one kernel has no control-flow graph, hence no loops or pointer

@@ -1387,3 +1387,18 @@ _w("scale_after_table",
    lambda p, g, b: [Buffer("out", F32, 0, max(0, min(p["n"], _threads(g, b))), output=True),
                     Buffer("in", F32, 0, max(0, min(p["n"], _threads(g, b))))],
    _scale_after_table)
+
+
+def _thread_switch(x, p, g, b):
+    k = max(0, min(p["n"], _threads(g, b)))
+    i = np.arange(k)
+    c = i % 16
+    out = x["out"].copy()
+    out[:k] = x["in"][:k] * (c + 2).astype(F32) + x["in"][i + c + 1]
+    return {"out": out}
+
+
+_w("thread_switch",
+   lambda p, g, b: [Buffer("out", F32, 0, max(0, min(p["n"], _threads(g, b))), output=True),
+                    Buffer("in", F32, 0, max(0, min(p["n"], _threads(g, b))) + 16)],
+   _thread_switch)
