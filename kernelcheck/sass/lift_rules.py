@@ -61,9 +61,12 @@ __all__ = ["lift_instruction"]
 
 _CMP = {"LT": "lt", "LE": "le", "GT": "gt", "GE": "ge", "EQ": "eq", "NE": "ne"}
 _INVERSE = {"lt": "ge", "ge": "lt", "le": "gt", "gt": "le", "eq": "ne", "ne": "eq"}
+#: Instructions with no value and no memory access the analysis models: barriers, fences,
+#: convergence marks, and the waits of programmatic dependent launch (``ACQBULK`` is PTX's
+#: ``griddepcontrol.wait``, ``PREEXIT`` its ``griddepcontrol.launch_dependents``).
 _NOTHING = frozenset({"NOP", "BSSY", "BSYNC", "WARPSYNC", "YIELD", "BAR", "MEMBAR", "FENCE",
                       "ERRBAR", "CCTL", "CCTLL", "DEPBAR", "LDGDEPBAR", "NANOSLEEP", "BREAK",
-                      "BMOV", "PREEXIT", "ARRIVES", "CGAERRBAR"})
+                      "BMOV", "PREEXIT", "ARRIVES", "CGAERRBAR", "ACQBULK"})
 
 
 def lift_instruction(lifter, instr: Instruction) -> None:

@@ -256,3 +256,26 @@ def test_sm100_uniform_constant_loads_read_the_parameters():
     assert summary.kernel_class == "conditional", summary.reasons
     assert sorted(a.address for a in summary.accesses) == [
         "(4*%tid.x + param_0)", "(4*%tid.x + param_1)"]
+
+
+def test_dependent_launch_waits_change_no_access():
+    # ptxas writes PTX's griddepcontrol.wait as ACQBULK and griddepcontrol.launch_dependents
+    # as PREEXIT: the kernel reads in[tid] and writes out[tid] as without them.
+    lines = [
+        "S2R R7, SR_TID.X",
+        "LDC.64 R2, c[0x0][0x218]",
+        "ACQBULK",
+        "LDC.64 R4, c[0x0][0x210]",
+        "IMAD.WIDE.U32 R2, R7, 0x4, R2",
+        "LDG.E R2, desc[UR4][R2.64]",
+        "IMAD.WIDE.U32 R4, R7, 0x4, R4",
+        "FADD R7, R2, R2",
+        "STG.E desc[UR4][R4.64], R7",
+        "PREEXIT",
+        "EXIT",
+    ]
+    summary = _kernel(lines)
+    plain = _kernel([line for line in lines if line not in ("ACQBULK", "PREEXIT")])
+    assert summary.kernel_class == plain.kernel_class == "conditional", summary.reasons
+    assert _verdict(summary, BASE + 0x1000, BASE) == "idempotent"
+    assert _verdict(summary, BASE, BASE + 0x40) == "not_idempotent"
