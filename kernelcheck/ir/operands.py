@@ -421,7 +421,7 @@ _SASS_COMPARE = frozenset({"ISETP", "FSETP", "DSETP", "HSETP2", "PSETP", "UISETP
 _SASS_CARRY_OUT = frozenset({"IADD3", "UIADD3", "IMAD", "UIMAD", "LEA", "ULEA", "IADD",
                              "IMADSP", "IADD32I", "UIADD3.64"})
 _SASS_PREDICATE_FIRST = frozenset({"SHFL", "LOP3", "ULOP3", "ATOMG", "ATOM", "ATOMS",
-                                   "VOTE", "MATCH"})
+                                   "VOTE", "MATCH", "QSPC"})
 _SASS_DOUBLE = frozenset({"DADD", "DMUL", "DFMA", "DMNMX", "DSETP", "DMMA"})
 _SASS_CONVERT = frozenset({"F2F", "F2I", "I2F", "I2I", "F2IP", "I2FP", "FRND"})
 _SASS_TYPE = {"F16": 1, "BF16": 1, "F32": 1, "F64": 2, "S8": 1, "U8": 1, "S16": 1,
@@ -448,6 +448,8 @@ SASS_KNOWN_OPCODES = frozenset({
     "ATOMG",
     "ATOMS", "RED", "REDG", "LDGSTS", "LDGDEPBAR", "UTMALDG", "UTMASTG", "UBLKCP",
     "MEMBAR", "FENCE", "ERRBAR", "CCTL", "DEPBAR",
+    # whether a generic address lies in a space (PTX's isspacep): a predicate, no access
+    "QSPC",
     # control
     "BRA", "BRX", "JMP", "JMX", "EXIT", "RET", "CALL", "BAR", "BSSY", "BSYNC", "BREAK",
     "WARPSYNC", "NOP", "YIELD", "KILL", "NANOSLEEP", "BPT", "LEPC",

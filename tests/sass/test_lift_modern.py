@@ -279,3 +279,20 @@ def test_dependent_launch_waits_change_no_access():
     assert summary.kernel_class == plain.kernel_class == "conditional", summary.reasons
     assert _verdict(summary, BASE + 0x1000, BASE) == "idempotent"
     assert _verdict(summary, BASE, BASE + 0x40) == "not_idempotent"
+
+
+def test_a_space_query_is_an_unknown_predicate_and_no_access():
+    # QSPC (PTX's isspacep) tells whether a generic address is shared memory, as ptxas
+    # writes a generic atomic: its predicate is not known, and it reads no byte.
+    summary = _kernel([
+        "S2R R0, SR_TID.X",
+        "LDC.64 R2, c[0x0][0x210]",
+        "IMAD.WIDE.U32 R2, R0, 0x4, R2",
+        "QSPC.E.S P0, RZ, [R2]",
+        "@P0 EXIT",
+        "STG.E desc[UR4][R2.64], R0",
+        "EXIT",
+    ])
+    assert summary.kernel_class == "always", summary.reasons
+    (write,) = summary.accesses
+    assert write.kind == "write" and write.guard.startswith("!(?")
