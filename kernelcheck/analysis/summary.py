@@ -77,6 +77,7 @@ from kernelcheck.analysis.terms import (
     forget_equalities,
     has_kind,
     is_launch_constant,
+    pred_not,
     render,
 )
 from kernelcheck.errors import UnsupportedFeature
@@ -450,6 +451,34 @@ def _leaves(term: Term) -> frozenset:
     return frozenset(found)
 
 
+def _switches(clobber, guarded_by) -> set:
+    """The literals of a self-clobbering pair's launch-check guards that have one value for
+    the whole launch (their operands are parameters, launch dimensions and constants)."""
+    operands = _literal_operands(clobber)
+    return {lit for a in clobber for lit in _launch_literals(a, guarded_by[id(a)], operands)
+            if is_launch_constant(lit.a) and is_launch_constant(lit.b)}
+
+
+def _clobbered_either_way(clobber, reads, writes, guarded_by, assumed) -> tuple:
+    """``(second pair or None, seconds in Z3)``: a self-clobbering pair for the launches
+    that skip ``clobber``. When the first pair's launch-constant literals are one
+    comparison ``c`` (``0 <= n``, choosing a vector path over a scalar one), a pair among
+    the writes that need ``not c`` whose own launch-constant literals are at most
+    ``not c`` runs in every launch where ``c`` is false: every launch then runs one of the
+    two, which is what :func:`_skipped_at_launch` asks of one pair."""
+    switches = _switches(clobber, guarded_by)
+    if len(switches) != 1:
+        return None, 0.0
+    opposite = pred_not(next(iter(switches)))
+    other = [w for w in writes if opposite in guard_literals(w.guard)]
+    if not other:
+        return None, 0.0
+    second, seconds = _self_clobber(reads, other, guarded_by, assumed)
+    if second is None or not _switches(second, guarded_by) <= {opposite}:
+        return None, seconds
+    return second, seconds
+
+
 def _skipped_at_launch(clobber, guarded_by, writes) -> bool:
     """Whether a launch may skip the self-clobbering ``(read, write)`` pair and still write:
     a literal of the pair's launch-check guard has one value for the whole launch
@@ -638,9 +667,14 @@ def _analyze_kernel(module: Module, function: Function,
             pairs.append((index_of[id(w)], index_of[id(r)]))
     clobber = None
     if not bad_atomics:
-        clobber, seconds = _self_clobber(reads, [w for w in writes if w.kind == "write"],
-                                         guarded_by, sym.assumed)
+        plain_writes = [w for w in writes if w.kind == "write"]
+        clobber, seconds = _self_clobber(reads, plain_writes, guarded_by, sym.assumed)
         z3_seconds += seconds
+        if clobber is not None and _skipped_at_launch(clobber, guarded_by, writes):
+            second, seconds = _clobbered_either_way(clobber, reads, plain_writes, guarded_by,
+                                                    sym.assumed)
+            z3_seconds += seconds
+            clobber = (clobber, second) if second is not None else clobber
     conditions: list[str] = []
     # Reads whose bytes are not modelled: texture and surface fetches, tensor-map (TMA) and
     # unknown-size bulk copies, wmma matrix loads.
@@ -649,6 +683,13 @@ def _analyze_kernel(module: Module, function: Function,
     # else the kernel writes: more writes cannot make an instance idempotent again.
     if bad_atomics:
         kernel_class = "never"
+    elif clobber is not None and type(clobber[0]) is tuple:
+        kernel_class = "never"
+        (r, w), (r2, w2) = clobber
+        reasons.append(f"{_describe_base(w)}[...] is read ({where(r)}) and then written "
+                       f"({where(w)}) at the same address by the same thread, and on the "
+                       f"other path of a launch-wide choice read ({where(r2)}) and then "
+                       f"written ({where(w2)})")
     elif clobber is not None and not _skipped_at_launch(clobber, guarded_by, writes):
         kernel_class = "never"
         r, w = clobber

@@ -247,6 +247,35 @@ DONE:""")
     assert verdict(s) == "not_idempotent"
 
 
+
+# n < 0 picks, for the whole launch, which of two in-place updates every thread makes.
+LAUNCH_WIDE_CHOICE = """
+ setp.lt.s32 %p1, %r1, 0; @%p1 bra NEG;
+ mul.wide.s32 %rd5, %r5, 4; add.s64 %rd6, %rd3, %rd5;
+ ld.global.u32 %r6, [%rd6]; add.s32 %r7, %r6, 1; st.global.u32 [%rd6], %r7;
+ bra DONE;
+NEG:
+ mul.wide.s32 %rd8, %r5, 8; add.s64 %rd9, %rd3, %rd8;
+ ld.global.u32 %r8, [%rd9]; shl.b32 %r9, %r8, 1; st.global.u32 [%rd9], %r9;
+DONE:"""
+
+
+def test_read_then_write_on_both_sides_of_a_launch_wide_choice_is_never_idempotent():
+    s = kernel(LAUNCH_WIDE_CHOICE)
+    assert s.kernel_class == "never", s.reasons
+    assert "other path of a launch-wide choice" in s.reasons[0]
+    assert verdict(s, n=5) == verdict(s, n=-5) == "not_idempotent"
+
+
+def test_read_then_write_on_one_side_of_a_launch_wide_choice_is_conditional():
+    # The other side writes without reading: a launch with n < 0 may be idempotent.
+    s = kernel(LAUNCH_WIDE_CHOICE.replace(
+        "ld.global.u32 %r8, [%rd9]; shl.b32 %r9, %r8, 1; st.global.u32 [%rd9], %r9;",
+        "st.global.u32 [%rd9], %r5;"))
+    assert s.kernel_class == "conditional", s.reasons
+    assert verdict(s, n=5) == "not_idempotent"
+    assert verdict(s, n=-5) == "idempotent"
+
 def test_a_flag_read_and_cleared_under_its_own_value_is_never_idempotent():
     # if (i < n && flag[i]) flag[i] = 0: the write's guard holds the read's and the value
     # read, so every thread that writes read the same byte first (a BFS frontier mask).
