@@ -1402,3 +1402,29 @@ _w("thread_switch",
    lambda p, g, b: [Buffer("out", F32, 0, max(0, min(p["n"], _threads(g, b))), output=True),
                     Buffer("in", F32, 0, max(0, min(p["n"], _threads(g, b))) + 16)],
    _thread_switch)
+
+
+def _spill_sum(x, p, g, b):
+    n = max(0, p["n"])
+    stride = _threads(g, b)
+    j = np.arange(n)
+    k = (j // stride) % 6
+    first = j - k * stride
+
+    def at(name, offset):
+        other = first + offset * stride
+        valid = other < n
+        values = np.zeros(n, dtype=F32)
+        values[valid] = x[name][other[valid]]
+        return values
+
+    a, bb, c, d, e, f = (x[name][:n] for name in ("a", "b", "c", "d", "e", "f"))
+    out = x["out"].copy()
+    out[:n] = a * bb + c * d - e * f + at("a", (k + 1) % 6) * at("f", (k + 3) % 6)
+    return {"out": out}
+
+
+_w("spill_sum",
+   lambda p, g, b: [Buffer("out", F32, 0, max(0, p["n"]), output=True)]
+   + [Buffer(name, F32, 0, max(0, p["n"])) for name in ("a", "b", "c", "d", "e", "f")],
+   _spill_sum, rtol=1e-4, atol=1e-5)

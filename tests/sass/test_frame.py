@@ -18,6 +18,8 @@ from kernelcheck.sass.frame import SLOT_BASE, promote_stack_slots, slot_register
 from kernelcheck.sass.function import function_from_sass
 from kernelcheck.sass.inline import inline_subroutines
 
+from .conftest import FIXTURES, needs_nvdisasm
+
 BASE = 0x7F0000000000
 PARAMS = (Param("param_0", "b64", 0), Param("param_1", "b64", 8), Param("param_2", "b32", 16))
 
@@ -195,3 +197,41 @@ def test_a_subroutine_writing_the_frame_leaves_the_code_as_it_is():
 def test_docstring_examples():
     result = doctest.testmod(frame)
     assert result.attempted > 0 and result.failed == 0
+
+
+@needs_nvdisasm
+def test_the_spills_ptxas_writes_are_promoted_and_change_no_verdict(monkeypatch):
+    # fixtures/src/sass/spills.cu: 69 spill instructions (STL, LDL, LDL.LU). The promoted
+    # kernel keeps only the loads that make a slot unknown after a last use, and its class
+    # and instance verdicts are those of the kernel read with its frame as memory.
+    import tomllib
+
+    from kernelcheck.sass import lift as lift_module
+    from kernelcheck.sass.loader import load_cubin_sass
+    from tests.analysis.test_fixtures import param_bytes
+
+    path = FIXTURES / "sass" / "sm_90" / "spills.cubin"
+    image = load_cubin_sass(path.read_bytes(), str(path))
+    kernel = image.module.kernels[0]
+    inlined = inline_subroutines(kernel)
+    promoted = promote_stack_slots(inlined).function
+    assert sum(i.opcode in ("LDL", "STL") for i in inlined.function.instructions) > 50
+    assert not any(i.opcode == "STL" for i in promoted.instructions)
+    assert all(int(i.operands[0].name[1:]) >= SLOT_BASE
+               for i in promoted.instructions if i.opcode == "LDL")
+    expected = tomllib.loads((FIXTURES / "sass" / "expected.toml").read_text())[
+        "kernels"]["spill_sum"]
+
+    def verdicts():
+        summary = analyze_sass_kernel(image.module, kernel)
+        return summary.kernel_class, [evaluate(
+            summary.launch_check, param_bytes(kernel, i, expected["param_names"]), i["grid"],
+            i["block"]).verdict for i in expected["instances"]]
+
+    promoted_verdicts = verdicts()
+    monkeypatch.setattr(lift_module, "promote_stack_slots", lambda inlined: inlined)
+    assert verdicts() == promoted_verdicts
+    assert promoted_verdicts[0] == "conditional"
+    assert all(v != "idempotent" for v, i in zip(
+        promoted_verdicts[1], expected["instances"], strict=True)
+        if i["verdict"] == "not_idempotent")
