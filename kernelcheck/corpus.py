@@ -21,6 +21,7 @@ cubin for the requested architecture, and PTX only for architectures no cubin ma
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections import Counter
@@ -60,6 +61,9 @@ class KernelRecord:
     accesses: tuple[tuple[str, str, int], ...] = ()
     unknown_opcodes: tuple[str, ...] = ()
     analysis: dict | None = None
+    #: Seconds the idempotency analysis of this kernel took (stage ``analysis``); kept out
+    #: of :meth:`to_json`, whose lines are the same from run to run.
+    seconds: float | None = None
 
     def to_json(self) -> dict:
         """One JSON line's object (format :data:`JSONL_FORMAT_VERSION`)."""
@@ -120,16 +124,37 @@ class CorpusSummary:
     parse_seconds: float = 0.0
     analysis_seconds: float = 0.0
     input_errors: tuple[str, ...] = ()
+    #: The analysis time of each analysed kernel, in the order the records came.
+    kernel_seconds: list[float] = field(default_factory=list)
 
     def add(self, record: KernelRecord) -> None:
         if record.kernel is None:
             self.images_failed += 1
         else:
             self.kernels += 1
+        if record.seconds is not None:
+            self.kernel_seconds.append(record.seconds)
         if record.status != "ok":
             if record.kernel is not None:
                 self.kernels_failed += 1
             self.causes[record.cause or "unknown"] += 1
+
+    def kernel_time_quantiles(self) -> tuple[float, float, float] | None:
+        """Median, 90th percentile and maximum of the per-kernel analysis time (nearest
+        rank), or ``None`` when no kernel was analysed.
+
+        >>> s = CorpusSummary(kernel_seconds=[0.3, 0.1, 0.2, 1.5])
+        >>> s.kernel_time_quantiles()
+        (0.2, 1.5, 1.5)
+        """
+        if not self.kernel_seconds:
+            return None
+        ordered = sorted(self.kernel_seconds)
+
+        def rank(q: float) -> float:
+            return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
+
+        return rank(0.5), rank(0.9), ordered[-1]
 
 
 def plan_jobs(path: str, arch: str | None = None, prefer: str = "sass",
@@ -311,7 +336,9 @@ def analyse_image(job: ImageJob, stage: str = "structure", options: dict | None 
                                         cause=type(error).__name__, error=str(error)))
             continue
         if stage == "analysis":
+            started = time.perf_counter()
             fields["analysis"] = _idempotency(job, module, function, options)
+            fields["seconds"] = time.perf_counter() - started
         records.append(KernelRecord(**base, kernel=function.name, status="ok", **fields))
     timing["analysis"] = time.perf_counter() - start
     return records, timing

@@ -476,7 +476,16 @@ def _library_records(inputs: list[InputFile], args: argparse.Namespace
         say(f"kernelcheck: {summary.images} image(s), {summary.kernels} kernel(s): {ok} "
             f"analysed, {summary.kernels_failed} failed, {summary.images_failed} image(s) "
             f"failed, in {summary.seconds:.1f} s")
+        quantiles = summary.kernel_time_quantiles()
+        if quantiles is not None:
+            say("kernelcheck: analysis time per kernel: median {}, p90 {}, max {}".format(
+                *(_duration(q) for q in quantiles)))
     return records, list(summary.input_errors) + failures
+
+
+def _duration(seconds: float) -> str:
+    """``89 ms`` below a second, ``1.10 s`` from one."""
+    return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
 
 def _write_records(records: list[dict], args: argparse.Namespace) -> None:
