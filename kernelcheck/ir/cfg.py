@@ -29,8 +29,8 @@ from kernelcheck.errors import UnsupportedFeature
 from kernelcheck.ir.nodes import BranchTargets, Function
 from kernelcheck.ir.operands import branch_targets
 
-__all__ = ["ENTRY", "EXIT", "control_flow_graph", "unreachable_blocks", "block_of_label",
-           "instruction_blocks"]
+__all__ = ["ENTRY", "EXIT", "control_flow_graph", "graph_skeleton", "unreachable_blocks",
+           "block_of_label", "instruction_blocks"]
 
 #: Sentinel node standing before the first block.
 ENTRY = "entry"
@@ -74,6 +74,27 @@ def instruction_blocks(function: Function) -> dict[int, int]:
     return {i.index: block.index for block in function.blocks for i in block.instructions}
 
 
+def graph_skeleton(function: Function) -> nx.DiGraph:
+    """The nodes of a control-flow graph of ``function`` (``entry``, each block index with
+    its ``block``, ``exit``) and its one edge from ``entry``: to the first block, or to
+    ``exit`` when there is none. The edges between blocks are the caller's.
+
+    >>> from kernelcheck.ptx.parser import parse_ptx
+    >>> f = parse_ptx(".version 8.0\\n.target sm_90\\n.address_size 64\\n"
+    ...               ".entry k() { ret; }").get_function("k")
+    >>> list(graph_skeleton(f).edges(data="kind"))
+    [('entry', 0, 'fallthrough')]
+    """
+    blocks = function.blocks
+    graph = nx.DiGraph(name=function.name)
+    graph.add_node(ENTRY, block=None)
+    for block in blocks:
+        graph.add_node(block.index, block=block)
+    graph.add_node(EXIT, block=None)
+    _add_edge(graph, ENTRY, blocks[0].index if blocks else EXIT, "fallthrough")
+    return graph
+
+
 def control_flow_graph(function: Function) -> nx.DiGraph:
     """Build the control-flow graph of ``function``.
 
@@ -103,15 +124,9 @@ def control_flow_graph(function: Function) -> nx.DiGraph:
     [('entry', 0, 'fallthrough'), (0, 1, 'branch'), (1, 'exit', 'exit')]
     """
     blocks = function.blocks
-    graph = nx.DiGraph(name=function.name)
-    graph.add_node(ENTRY, block=None)
-    for block in blocks:
-        graph.add_node(block.index, block=block)
-    graph.add_node(EXIT, block=None)
+    graph = graph_skeleton(function)
     if not blocks:
-        _add_edge(graph, ENTRY, EXIT, "fallthrough")
         return graph
-    _add_edge(graph, ENTRY, 0, "fallthrough")
 
     labels = block_of_label(function)
     tables = {s.name: s.labels for s in function.body or () if type(s) is BranchTargets}

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import networkx as nx
 
-from kernelcheck.ir.cfg import ENTRY, EXIT
+from kernelcheck.ir.cfg import EXIT, graph_skeleton
 from kernelcheck.ir.nodes import Function
 from kernelcheck.sass.lift_state import block_successors
 
@@ -50,15 +50,9 @@ def control_flow_graph(function: Function) -> nx.DiGraph:
     (2, 'exit', 'exit')
     """
     blocks = function.blocks
-    graph = nx.DiGraph(name=function.name)
-    graph.add_node(ENTRY, block=None)
-    for block in blocks:
-        graph.add_node(block.index, block=block)
-    graph.add_node(EXIT, block=None)
+    graph = graph_skeleton(function)
     if not blocks:
-        graph.add_edge(ENTRY, EXIT, kind="fallthrough")
         return graph
-    graph.add_edge(ENTRY, blocks[0].index, kind="fallthrough")
     successors = block_successors(function)
     for position, block in enumerate(blocks):
         following = blocks[position + 1].index if position + 1 < len(blocks) else None
