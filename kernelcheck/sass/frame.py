@@ -50,7 +50,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kernelcheck.ir.nodes import ConstantRef, Instruction, MemoryRef, Register
+from kernelcheck.ir.nodes import (
+    ConstantRef,
+    Immediate,
+    Instruction,
+    MemoryRef,
+    ModifiedOperand,
+    Register,
+)
 from kernelcheck.ir.operands import SASS_KNOWN_OPCODES, defs, memory_spaces, uses
 from kernelcheck.sass.inline import InlinedFunction
 from kernelcheck.sass.lift_state import block_successors
@@ -128,6 +135,26 @@ def _names_stack_pointer(instr: Instruction) -> bool:
     return False
 
 
+def _may_name_stack_pointer(instr: Instruction) -> bool:
+    """Whether ``instr`` may read or write ``R1`` or read a constant of bank 0: it names
+    ``R0`` or ``R1`` (a register range that holds ``R1`` starts at one of them) or a
+    constant. Exact as a filter: the others need not be looked at further."""
+    for operand in instr.operands:
+        kind = type(operand)
+        if kind is ModifiedOperand:
+            operand = operand.operand
+            kind = type(operand)
+        if kind is Register:
+            if operand.name in ("R0", _STACK_POINTER):
+                return True
+        elif kind is MemoryRef:
+            if operand.base is not None and operand.base.name in ("R0", _STACK_POINTER):
+                return True
+        elif kind is not Immediate:
+            return True  # a constant, a predicate form or a list: looked at in full
+    return False
+
+
 def _promotable(function, summarized) -> bool:
     """Whether the rules of the module documentation hold for ``function``."""
     blocks = function.blocks
@@ -164,6 +191,8 @@ def _promotable(function, summarized) -> bool:
             if instr.opcode == "CALL" and (block.index not in reached or (
                     instr.index not in summarized)):
                 return False
+            if not _may_name_stack_pointer(instr):
+                continue
             written = _STACK_POINTER in defs(instr)
             if written and not (prologue and instr.guard is None):
                 return False
