@@ -23,7 +23,10 @@ the same way, inside the copy.
 Assumption about compiled code: a subroutine returns to the instruction after the call
 that entered it (the call/return discipline of the ABI). What the code shows of it is
 checked: the caller puts the offset of the next instruction into a register just before
-the call, and every return of the subroutine is a ``RET.REL`` through a register. Where
+the call (or, for a subroutine entered by that one call only, the subroutine itself moves
+that offset into a register: ptxas does so for a large ``__noinline__`` function called
+once, such as flash attention's ``compute_attn_1rowblock_splitkv``), and every return of
+the subroutine is a ``RET.REL`` through a register. Where
 that address travels in between (copied to another register, saved on the stack around
 a nested call) is not followed: the discipline is trusted, as the compiler keeps it.
 
@@ -203,7 +206,7 @@ class _Inliner:
         if self.inlined + size > MAX_INLINED_INSTRUCTIONS:
             raise _Refused(size_reason())
         self._check_returns(region, target)
-        self._check_return_address(block, call, target)
+        self._check_return_address(block, call, target, region)
         self.sites += 1
         site = self.sites
         ret_label = f".L_ret{site}_{call.pos.line if call.pos else 0:#x}"
@@ -260,22 +263,33 @@ class _Inliner:
                                                   and type(instr.operands[0]) is Register):
                     raise _Refused(f"subroutine {name} returns by {instr.full_opcode}")
 
-    @staticmethod
-    def _check_return_address(block, call: Instruction, name: str) -> None:
-        """The caller puts the offset of the instruction after the call into a register
-        just before it (``MOV R20, 0x270``), not overwritten before the call."""
+    def _check_return_address(self, block, call: Instruction, name: str, region) -> None:
+        """The offset of the instruction after the call is put into a register just before
+        it (``MOV R20, 0x270``), not overwritten before the call; or, for a subroutine
+        only this call enters, inside the subroutine (ptxas then sets the return address
+        where it returns: ``MOV R26, 0x50`` ... ``MOV R2, R26``, ``RET.REL.NODEC R2``)."""
         position = next((k for k, i in enumerate(block.instructions) if i.index == (
             call.index)), None)
         before = block.instructions[:position] if position is not None else ()
         written: set[str] = set()
+        following = call.pos.line + 16 if call.pos is not None else None
         for instr in reversed(before):
             names = defs(instr)
             value = move_immediate(instr)
-            if value is not None and call.pos is not None and value == call.pos.line + 16 \
-                    and instr.guard is None and names and names[0] not in written:
+            if value is not None and value == following and instr.guard is None and (
+                    names and names[0] not in written):
                 return
             written.update(names)
+        if following is not None and self._calls_of(name) == 1 and any(
+                instr.guard is None and move_immediate(instr) == following
+                for b in region for instr in b.instructions):
+            return
         raise _Refused(f"return address of the call of {name} not recognised")
+
+    def _calls_of(self, name: str) -> int:
+        """How many calls of the function's own code enter the subroutine ``name``."""
+        return sum(1 for b in self.blocks for i in b.instructions
+                   if is_local_call(i) and i.operands[0].name == name)
 
 
 def _register_only(region) -> tuple[tuple[str, ...], bool] | None:

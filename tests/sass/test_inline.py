@@ -169,6 +169,52 @@ def test_a_call_without_the_return_address_set_is_not_inlined():
         "return address of the call of $k$store not recognised"]
 
 
+# As ptxas compiles a large __noinline__ function called once (flash attention's
+# compute_attn_1rowblock_splitkv): the caller sets no return address; the subroutine moves
+# the offset after the call (0x60) into a register and returns through a copy of it.
+SET_BY_CALLEE = [
+    "S2R R0, SR_TID.X",                      # 0x00
+    "LDC.64 R2, c[0x0][0x210]",              # 0x10
+    "IMAD.WIDE.U32 R2, R0, 0x4, R2",         # 0x20
+    "LDG.E R5, desc[UR4][R2.64]",            # 0x30
+    "NOP",                                   # 0x40
+    "CALL.REL.NOINC $k$store",               # 0x50
+    "EXIT",                                  # 0x60
+    "MOV R26, 0x60",                         # 0x70: $k$store
+    "IADD3 R5, R5, 0x1, RZ",                 # 0x80
+    "STG.E desc[UR4][R2.64], R5",            # 0x90
+    "MOV R20, R26",                          # 0xa0
+    "RET.REL.NODEC R20 k",                   # 0xb0
+    "BRA 0xc0",                              # 0xc0
+]
+
+
+def test_a_return_address_set_by_the_subroutine_called_once_is_inlined():
+    inlined = inline_subroutines(_function(SET_BY_CALLEE, {"$k$store": 0x70}))
+    assert inlined.refused == {}
+    summary = _summary(SET_BY_CALLEE, {"$k$store": 0x70})
+    assert summary.kernel_class == "never", summary.reasons
+    assert [a.instruction for a in summary.accesses if a.kind == "write"] == ["STG.E"]
+
+
+def test_a_return_address_in_a_subroutine_called_twice_is_not_trusted():
+    # Two calls enter the subroutine: a return address it sets itself cannot be right for
+    # both, so neither call is inlined.
+    lines = list(SET_BY_CALLEE)
+    lines[4] = "CALL.REL.NOINC $k$store"     # 0x40: a second call
+    inlined = inline_subroutines(_function(lines, {"$k$store": 0x70}))
+    assert sorted(inlined.refused.values()) == [
+        "return address of the call of $k$store not recognised"] * 2
+
+
+def test_a_return_address_the_subroutine_sets_elsewhere_is_not_trusted():
+    lines = list(SET_BY_CALLEE)
+    lines[7] = "MOV R26, 0x80"               # not the offset after the call
+    inlined = inline_subroutines(_function(lines, {"$k$store": 0x70}))
+    assert list(inlined.refused.values()) == [
+        "return address of the call of $k$store not recognised"]
+
+
 def test_a_register_only_subroutine_is_summarised_not_copied():
     # The subroutine at 0x70 computes in registers only (as the slow path of a division
     # does): the call stays, the registers it writes become opaque, and the kernel's own
