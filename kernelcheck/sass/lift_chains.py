@@ -264,8 +264,16 @@ def _complete(lifter, lo: str, hi: str, total: Register, version: int) -> None:
     (which carry the fact ``("pl", lo, version)``) pair with it."""
     key = ("done", lo, version)
     if lifter.state.writes.get(lo, 0) == version:
+        # Registers that copied the low word in between (``STL [R1], R6`` of a spill
+        # slot, ``MOV R8, R6``) hold the low word of ``total`` too.
+        pending_low = ("pl", lo, version)
+        copies = [name for name, fact in lifter.state.tags.items()
+                  if fact == pending_low and name != lo] if lifter.guard is None else []
         write64(lifter, lo, hi, total, low_kept=True)
         done = lifter.state.tags.get(lo)
+        if done and done[0] == "v":
+            for name in copies:
+                lifter.state.tags[name] = done
     else:
         high = lifter.tmp("b64")
         lifter.emit("shr", ("u64",), (high, total, Immediate(32)), guard=False)

@@ -143,7 +143,7 @@ def _copy_fact(lifter, dest: str, source) -> None:
         lifter.state.tags[dest] = ("cb", offset)
     elif type(source) is Register and source.name in lifter.state.tags:
         fact = lifter.state.tags[source.name]
-        if fact[0] in ("v", "cb", "sr", "k"):
+        if fact[0] in ("v", "cb", "sr", "k", "pl"):
             lifter.state.tags[dest] = fact
 
 

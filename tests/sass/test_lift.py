@@ -132,6 +132,40 @@ def test_chain_whose_low_word_is_rewritten_before_its_high_word_still_completes(
     assert _write_terms(summary) == ["(4*%tid.x + param_0 + 8)"]
 
 
+@pytest.mark.parametrize("copy", ["MOV R8, R6", "IMAD.MOV.U32 R8, RZ, RZ, R6"])
+def test_low_word_copied_before_the_chain_completes_pairs_with_its_high_word(copy):
+    # q = p + 4*tid: its low word is copied (as ptxas spills it to a frame slot) after the
+    # LEA and before the LEA.HI.X; the copy and the high word are q.
+    summary = _kernel([
+        "S2R R0, SR_TID.X",
+        "LDC.64 R2, c[0x0][0x210]",
+        "LEA R6, P0, R0, R2, 0x2",
+        copy,
+        "LEA.HI.X R9, R0, R3, RZ, 0x2, P0",
+        "STG.E desc[UR4][R8.64], R0",
+        "EXIT",
+    ])
+    assert summary.kernel_class == "always"
+    assert _write_terms(summary) == ["(4*%tid.x + param_0)"]
+
+
+def test_low_word_copy_rewritten_before_the_chain_completes_is_not_paired():
+    # The copy is overwritten with tid before the high word exists: R8:R9 is not q.
+    summary = _kernel([
+        "S2R R0, SR_TID.X",
+        "LDC.64 R2, c[0x0][0x210]",
+        "LEA R6, P0, R0, R2, 0x2",
+        "MOV R8, R6",
+        "MOV R8, R0",
+        "LEA.HI.X R9, R0, R3, RZ, 0x2, P0",
+        "STG.E desc[UR4][R8.64], R0",
+        "EXIT",
+    ])
+    [term] = _write_terms(summary)
+    assert term != "(4*%tid.x + param_0)"
+    assert term.startswith("(%tid.x + "), term  # the low word is tid, the high q's
+
+
 def test_chain_completed_in_between_keeps_a_scaled_sum_of_its_low_word():
     # i = tid + sext(n) as a 64-bit sum, then p + 4*i with the scaled sum begun from i's
     # low word before i's high word exists (the low register is not changed by that).
