@@ -235,3 +235,25 @@ def test_the_spills_ptxas_writes_are_promoted_and_change_no_verdict(monkeypatch)
     assert all(v != "idempotent" for v, i in zip(
         promoted_verdicts[1], expected["instances"], strict=True)
         if i["verdict"] == "not_idempotent")
+
+
+@needs_nvdisasm
+def test_the_register_filter_gives_the_rules_answer_on_every_fixture_kernel(monkeypatch):
+    # The check of the rules skips instructions that name neither R0, R1 nor a constant;
+    # with every instruction looked at in full it must answer the same, kernel by kernel.
+    from kernelcheck.sass.loader import load_cubin_sass
+
+    checked = 0
+    for path in sorted((FIXTURES / "sass" / "sm_90").glob("*.cubin")):
+        image = load_cubin_sass(path.read_bytes(), str(path))
+        for kernel in image.module.kernels:
+            inlined = inline_subroutines(kernel)
+            if not any(i.opcode in ("LDL", "STL") for i in inlined.function.instructions):
+                continue
+            fast = frame._promotable(inlined.function, inlined.summarized)
+            with monkeypatch.context() as patch:
+                patch.setattr(frame, "_may_name_stack_pointer", lambda instr: True)
+                full = frame._promotable(inlined.function, inlined.summarized)
+            assert fast == full, kernel.name
+            checked += 1
+    assert checked >= 1  # spill_sum (fixtures/src/sass/spills.cu)
