@@ -121,6 +121,52 @@ _THREAD_SPECIALS = {"%tid", "%ntid", "%ctaid", "%nctaid"}
 _MAX_CALL_DEPTH = MAX_CALL_DEPTH
 
 
+
+def resolve_nested(mapping: dict) -> dict:
+    """``mapping`` (loop variable -> value) with the loop variables inside each value
+    replaced by their own resolved values, each value resolved once and all of them through
+    one memo, so the results share their sub-terms (resolving each value on its own gives
+    every value its own copy of the parts they share, and the terms of an unrolled loop
+    nest then grow with every substitution). A value that reaches itself through others (a
+    cycle) keeps the loop variable where the cycle closes.
+
+    >>> outer, inner = LoopVar(0, "R1"), LoopVar(8, "R2")
+    >>> done = resolve_nested({outer: add(Param("n", 0, 4), Const(1)), inner: add(outer, Const(2))})
+    >>> done[inner]
+    Add(args=(Param(name='n', offset=0, size=4), Const(value=3)))
+    >>> cyclic = resolve_nested({outer: add(inner, Const(1)), inner: add(outer, Const(2))})
+    >>> has_kind(cyclic[outer], LoopVar)
+    True
+    """
+    resolved: dict = {}
+    active: set = set()
+    memo: dict = {}
+
+    class Lookup:
+        def __contains__(self, t) -> bool:
+            return type(t) is LoopVar and t in mapping and t not in active
+
+        def __getitem__(self, var):
+            return resolve(var)
+
+    lookup = Lookup()
+
+    def no_loop_variable(t) -> bool:
+        return not has_kind(t, LoopVar)
+
+    def resolve(var):
+        if var in resolved:
+            return resolved[var]
+        value = mapping[var]
+        if has_kind(value, LoopVar):
+            active.add(var)
+            value = substitute(value, lookup, memo, keep=no_loop_variable)
+            active.discard(var)
+        resolved[var] = value
+        return value
+
+    return {var: resolve(var) for var in mapping}
+
 @dataclass(frozen=True, slots=True)
 class SymbolicAccess:
     """One global (or possibly global) memory access with its symbolic address.
@@ -1178,14 +1224,7 @@ class _Walker:
                     mapping[var] = derived
                     break
         # Resolve nested references (outer loop variables inside inner inits and steps).
-        for _ in range(8):
-            changed = False
-            for var, value in list(mapping.items()):
-                if has_kind(value, LoopVar):
-                    mapping[var] = substitute(value, mapping)
-                    changed = True
-            if not changed:
-                break
+        mapping = resolve_nested(mapping)
         for var, value in list(mapping.items()):
             if has_kind(value, LoopVar):
                 mapping[var] = self._fresh(

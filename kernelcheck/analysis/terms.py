@@ -852,13 +852,15 @@ _KIND_BITS = {kind: 1 << (i + 1) for i, kind in enumerate(_NODE_KINDS)}
 _VARYING = kind_bits(Opaque, LoopVar, Iter, Join) | _THREAD_SPECIAL
 
 
-def substitute(term, mapping: dict, memo: dict | None = None):
+def substitute(term, mapping: dict, memo: dict | None = None, keep=None):
     """``term`` with every node found in ``mapping`` replaced (bottom-up, memoised).
 
     ``memo`` (a dict the caller keeps, for one ``mapping``) shares the work, and the
     rebuilt sub-terms, between calls on terms that share sub-terms: the accesses of a
     kernel do, and rebuilding them one by one would give each its own copy of the shared
-    parts, which every later walk would then meet once per access.
+    parts, which every later walk would then meet once per access. ``keep``, a predicate
+    true of sub-terms that hold no key of ``mapping``, returns those sub-terms themselves
+    instead of a rebuilt copy.
     """
     if memo is None:
         memo = {}
@@ -873,6 +875,8 @@ def substitute(term, mapping: dict, memo: dict | None = None):
             return hit[1]
         if t in mapping:
             out = mapping[t]
+        elif keep is not None and keep(t):
+            out = t
         else:
             out = _rebuild(t, go)
         memo[key] = (t, out)

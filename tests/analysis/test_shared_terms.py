@@ -138,3 +138,50 @@ def test_a_kernel_of_many_merged_paths_is_analysed_and_decided_quickly():
     assert summary.kernel_class == "conditional"
     assert verdict.verdict == "not_idempotent"
     assert verdict.clobbered.to_json()[0][0] >= 1 << 20
+
+
+def _loop_values(depth: int) -> dict:
+    """Loop variables of a nest ``depth`` deep, each value built on the one outside it and
+    on a large term they all share, listed innermost first (the order that needs the most
+    passes when each value is resolved on its own)."""
+    from kernelcheck.analysis.terms import LoopVar
+
+    shared = _merged_offsets(12)
+    outer = [LoopVar(8 * k, f"R{k}") for k in range(depth)]
+    mapping = {outer[0]: add(P, shared)}
+    for k in range(1, depth):
+        mapping[outer[k]] = add(outer[k - 1], Mul((Const(4), shared)), Const(k))
+    return dict(reversed(mapping.items()))
+
+
+def test_nested_loop_values_resolve_at_any_depth_and_share_their_parts():
+    from kernelcheck.analysis.symbolic import resolve_nested
+    from kernelcheck.analysis.terms import LoopVar, has_kind
+
+    mapping = _loop_values(12)
+    resolved = resolve_nested(mapping)
+    assert not any(has_kind(v, LoopVar) for v in resolved.values())
+    # The large term every value holds is one object in all the values that were
+    # rebuilt (all but the outermost, which holds no loop variable), not a copy each.
+    tops = set()
+    for var, value in resolved.items():
+        if not has_kind(mapping[var], LoopVar):
+            continue
+        stack = [value]
+        while stack:
+            t = stack.pop()
+            if type(t) is Join:
+                tops.add(id(t))
+                continue
+            stack.extend(getattr(t, "args", ()))
+    assert len(tops) == 1
+
+
+def test_cyclic_loop_values_keep_the_loop_variable():
+    from kernelcheck.analysis.symbolic import resolve_nested
+    from kernelcheck.analysis.terms import LoopVar, has_kind
+
+    a, b, c = LoopVar(0, "R1"), LoopVar(8, "R2"), LoopVar(16, "R3")
+    resolved = resolve_nested({a: add(b, Const(1)), b: add(a, Const(2)), c: add(P, Const(3))})
+    assert has_kind(resolved[a], LoopVar) and has_kind(resolved[b], LoopVar)
+    assert resolved[c] == add(P, Const(3))
