@@ -13,8 +13,10 @@ How the call is stopped depends on the thread it runs in:
 * any other thread (the task threads of a Dask worker): a timer thread raises the
   exception in the analysing thread (``PyThreadState_SetAsyncExc``).
 
-Either way the exception arrives between two Python bytecodes: a call into native code (a
-Z3 query, which has its own limit of a few seconds) finishes first. It is a
+Either way the exception arrives between two Python bytecodes: a call into native code
+finishes first. Z3 queries, the native calls that can run for seconds, take the time left
+(:func:`seconds_left`) as their wall-clock limit, so a budget spent during a proof ends the
+proof ("unknown": not proven) instead of waiting for the solver's own limit. It is a
 :class:`BaseException`, so the analysis' own ``except Exception`` handlers, which turn a
 fault into a ``not_proven`` reason, never take it for a fault. It is raised only while the
 budgeted call itself runs (the stack is checked first), never in the set-up or clean-up
@@ -40,9 +42,25 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-__all__ = ["BudgetExceeded", "within_budget", "budget_reason"]
+__all__ = ["BudgetExceeded", "within_budget", "budget_reason", "seconds_left"]
 
 T = TypeVar("T")
+
+#: The monotonic time the budget of the analysis running in this thread ends (``deadline``).
+_CLOCK = threading.local()
+
+
+def seconds_left() -> float | None:
+    """Seconds left of the budget of the analysis running in this thread (negative once it
+    is spent), or ``None`` when none runs under a budget.
+
+    >>> seconds_left() is None
+    True
+    >>> within_budget(lambda: 0 < seconds_left() <= 5.0, 5.0)
+    True
+    """
+    deadline = getattr(_CLOCK, "deadline", None)
+    return None if deadline is None else deadline - time.monotonic()
 
 
 class BudgetExceeded(BaseException):  # noqa: N818 - the name says what happened
@@ -77,6 +95,10 @@ def within_budget(call: Callable[[], T], seconds: float | None) -> T:
         raise ValueError(f"a time budget must be positive, got {seconds!r}")
     _quiet_unraisable()
     _z3_context_ready()
+    outer = getattr(_CLOCK, "deadline", None)
+    _CLOCK.deadline = time.monotonic() + seconds
+    if outer is not None:
+        _CLOCK.deadline = min(_CLOCK.deadline, outer)
     try:
         if threading.current_thread() is threading.main_thread():
             return _with_alarm(call, seconds)
@@ -87,6 +109,8 @@ def within_budget(call: Callable[[], T], seconds: float | None) -> T:
 
         recover()
         raise
+    finally:
+        _CLOCK.deadline = outer
 
 
 #: Seconds between two raises once the budget is spent: a raise that lands in a finaliser

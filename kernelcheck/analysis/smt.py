@@ -62,7 +62,7 @@ from kernelcheck.analysis.terms import (
 )
 
 __all__ = ["SmtResult", "load_z3", "prove_never_overlap", "prove_same_address", "canonical",
-           "TIMEOUT_MS", "RLIMIT"]
+           "check", "TIMEOUT_MS", "RLIMIT"]
 
 #: Z3 resource units one query may use. A wall-clock budget made verdicts depend on the
 #: machine's load: a Triton kernel's disjointness proof takes 20,000 units and 40-50 ms,
@@ -136,6 +136,21 @@ def load_z3():
         z3.set_param("ctrl_c", False)
         _Z3_READY = True
     return z3
+
+
+def check(solver, timeout_ms: int):
+    """``solver.check()`` under a wall-clock limit of ``timeout_ms``, or of the time left of
+    the kernel's analysis budget (:func:`kernelcheck.analysis.budget.seconds_left`) where
+    that is shorter: the budget cannot stop a query while it runs, and a query that goes
+    on past it only delays the "not proven" the budget gives. A query stopped by either
+    limit answers ``unknown`` (not proven)."""
+    from kernelcheck.analysis.budget import seconds_left
+
+    left = seconds_left()
+    if left is not None:
+        timeout_ms = min(timeout_ms, max(1, int(left * 1000)))
+    solver.set("timeout", int(timeout_ms))
+    return solver.check()
 
 
 class _Encoder:
@@ -358,10 +373,9 @@ def _never_overlap(write_addr, write_width, read_addr, read_width, timeout_ms) -
         return SmtResult(False, "not encoded", time.perf_counter() - start)
     solver = z3.Solver()
     solver.set("rlimit", RLIMIT)
-    solver.set("timeout", int(timeout_ms))
     solver.add(*facts)
     solver.add(w < r + read_width, r < w + write_width)
-    answer = solver.check()
+    answer = check(solver, timeout_ms)
     return SmtResult(answer == z3.unsat, str(answer), time.perf_counter() - start)
 
 
@@ -409,10 +423,9 @@ def prove_same_address(read_addr, write_addr, timeout_ms: int = TIMEOUT_MS, lo: 
         return SmtResult(False, "not encoded", time.perf_counter() - start)
     solver = z3.Solver()
     solver.set("rlimit", RLIMIT)
-    solver.set("timeout", int(timeout_ms))
     solver.add(*facts)
-    if solver.check() != z3.sat:
+    if check(solver, timeout_ms) != z3.sat:
         return SmtResult(False, "guard not satisfiable", time.perf_counter() - start)
     solver.add(r != w if lo == hi == 0 else z3.Or(w - r < lo, w - r > hi))
-    answer = solver.check()
+    answer = check(solver, timeout_ms)
     return SmtResult(answer == z3.unsat, str(answer), time.perf_counter() - start)

@@ -141,3 +141,42 @@ def test_no_budget_and_bad_budgets():
     for bad in (0, -1.0, float("nan")):
         with pytest.raises(ValueError):
             within_budget(lambda: 7, bad)
+
+
+def _hard_query():
+    """A non-linear query Z3 does not settle within seconds (a cube sum in integers)."""
+    from kernelcheck.analysis.smt import load_z3
+
+    z3 = load_z3()
+    x, y, z = z3.Ints("x y z")
+    solver = z3.Solver()
+    solver.add(x > 1, y > 1, z > 1, x * x * x + y * y * y == z * z * z + 7, x + y > 1000)
+    return solver
+
+
+@pytest.mark.parametrize("where", ["main", "thread"])
+def test_a_proof_ends_with_the_budget_not_at_its_own_limit(where):
+    from kernelcheck.analysis.budget import seconds_left
+    from kernelcheck.analysis.smt import check
+
+    answers = []
+
+    def prove():
+        assert 0 < seconds_left() <= 0.3
+        check(_hard_query(), 60_000)  # its own limit: a minute
+        return _spin()
+
+    def run():
+        started = time.monotonic()
+        answers.append(_outcome(prove, 0.3))
+        answers.append(time.monotonic() - started)
+
+    if where == "main":
+        run()
+    else:
+        worker = threading.Thread(target=run)
+        worker.start()
+        worker.join()
+    assert answers[0] == "stopped"
+    assert answers[1] < 3.0
+    assert seconds_left() is None
