@@ -60,11 +60,13 @@ class Snap:
     copied into a virtual register, the SASS register it came from, its fact and its
     negation modifier."""
 
-    __slots__ = ("operand", "value", "name", "fact", "modifier", "version")
+    __slots__ = ("operand", "value", "name", "fact", "modifier", "version", "source_version")
 
-    def __init__(self, operand, value, name, fact, modifier, version):
+    def __init__(self, operand, value, name, fact, modifier, version, source_version=0):
         self.operand, self.value, self.name = operand, value, name
         self.fact, self.modifier, self.version = fact, modifier, version
+        #: For a fact ``("shl", source, n)``: the write count of ``source`` then.
+        self.source_version = source_version
 
     def unchanged(self, lifter) -> bool:
         """Whether the SASS register still holds the snapshot's value."""
@@ -83,8 +85,9 @@ def snap(lifter, operand) -> Snap:
         fact = lifter.state.tags.get(name)
         value = lifter.tmp("b32")
         lifter.emit("mov", ("b32",), (value, src32(lifter, inner_p)), guard=False)
+    source_version = lifter.state.writes.get(fact[1], 0) if fact and fact[0] == "shl" else 0
     return Snap(operand, value, name, fact, modifier,
-                 lifter.state.writes.get(name, 0) if name else 0)
+                 lifter.state.writes.get(name, 0) if name else 0, source_version)
 
 
 def snap_value(lifter, snap: Snap):
@@ -463,8 +466,9 @@ def lea_high(lifter, instr, dest: Register, rest):
     info, version = _chain_of(lifter, carries) if carries else (None, 0)
     a_p = plain(a)
     if info is not None and info[0] == "add" and sx and type(s_op) is Immediate and (
-            s_op.value in (0, 1)) and type(a_p) is Register:
-        return _sign_extended_sum(lifter, instr, dest, info, a_p, b_hi, carries, version)
+            0 <= s_op.value < 32) and type(a_p) is Register:
+        return _sign_extended_sum(lifter, instr, dest, info, a_p, b_hi, s_op.value, carries,
+                                  version)
     if info is None or info[0] != "lea" or type(s_op) is not Immediate or (
             info[3] != s_op.value) or type(a_p) is not Register or (
             info[1].name != a_p.name) or not info[1].unchanged(lifter) or (
@@ -487,22 +491,40 @@ def lea_high(lifter, instr, dest: Register, rest):
 
 
 
-def _sign_extended_sum(lifter, instr, dest: Register, info, a_p: Register, b_hi, carries,
-                       version: int):
-    """``IADD3 lo, P, a, b, RZ`` then ``LEA.HI.X.SX32 hi, a, b_hi, s, P`` with ``s`` 0 or 1:
-    the 64-bit ``sext(a) + (b_hi:b)``, how compilers add a signed 32-bit byte index to a
-    pointer (``p[i]`` for a ``char``). Exact: the high instruction adds
-    ``hi32(sext(a) << s)``, which is the sign word of ``a`` for a 32-bit ``a`` and ``s``
-    in {0, 1}, plus ``b_hi`` and the carry of the low 32-bit sum."""
+def _sign_extended_sum(lifter, instr, dest: Register, info, a_p: Register, b_hi, shift: int,
+                       carries, version: int):
+    """``IADD3 lo, P, x, b, RZ`` then ``LEA.HI.X.SX32 hi, a, b_hi, s, P``: the 64-bit
+    ``(sext(a) << s) + (b_hi:b)`` when ``x`` is the low word of ``sext(a) << s``. Exact: the
+    high instruction adds ``hi32(sext(a) << s)``, plus ``b_hi`` and the carry of the low
+    32-bit sum.
+
+    * ``x`` is ``a`` itself with ``s`` 0 or 1: ``hi32(sext(a) << s)`` is then the sign word
+      of ``a``, and the sum is ``sext(a) + (b_hi:b)``: how compilers add a signed 32-bit
+      byte index to a pointer (``p[i]`` for a ``char``);
+    * ``x`` holds ``a << s`` (the fact ``("shl", a, s)``, ``a`` unchanged since): ptxas's
+      ``SHF.R.S64 x, RZ, 32 - s, a`` before the sum, ``p[i]`` for elements of ``2**s``
+      bytes."""
     lo_items = [s for s in info[1] if not is_zero(s.operand)]
-    a_item = next((s for s in lo_items if s.name == a_p.name), None)
-    if (len(carries) != 1 or len(lo_items) != 2 or a_item is None or
-            any(s.modifier is not None for s in lo_items) or not a_item.unchanged(lifter) or
+    a_item = next((s for s in lo_items if s.name == a_p.name), None) if shift in (0, 1) else (
+        None)
+    scaled = None
+    if a_item is None and shift > 0:
+        scaled = next((s for s in lo_items if s.fact == ("shl", a_p.name, shift) and
+                       s.source_version == lifter.state.writes.get(a_p.name, 0)), None)
+    item = a_item or scaled
+    if (len(carries) != 1 or len(lo_items) != 2 or item is None or
+            any(s.modifier is not None for s in lo_items) or
+            (a_item is not None and not a_item.unchanged(lifter)) or
             info[2] in ("RZ", "URZ")):
         return opaque_instruction(lifter, instr)
-    b_item = next(s for s in lo_items if s is not a_item)
+    b_item = next(s for s in lo_items if s is not item)
     wide = lifter.tmp("b64")
-    lifter.emit("cvt", ("s64", "s32"), (wide, src32(lifter, a_item.value)), guard=False)
+    if a_item is not None:
+        lifter.emit("cvt", ("s64", "s32"), (wide, src32(lifter, a_item.value)), guard=False)
+    else:
+        extended = lifter.tmp("b64")
+        lifter.emit("cvt", ("s64", "s32"), (extended, src32(lifter, a_p)), guard=False)
+        lifter.emit("shl", ("b64",), (wide, extended, Immediate(shift)), guard=False)
     base = build64(lifter, b_item.value, b_hi, b_item.fact, b_item.name,
                    b_item.unchanged(lifter))
     total = lifter.tmp("b64")

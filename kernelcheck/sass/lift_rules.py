@@ -383,6 +383,17 @@ def _shf(lifter, instr):
                 if fact == ("shl", plain(a).name, n):
                     tags[name] = ("v", shifted.name, "lo")
         return
+    if not left and not hi and ("U64" in mods or "S64" in mods) and n > 0 and is_zero(a):
+        # SHF.R.S64 d, RZ, n, b (or .U64): the low word of (b:0) >> n, which is
+        # b << (32 - n) whatever the signedness (n < 32 bits come down from b). ptxas's
+        # `SHF.R.S64 R6, RZ, 0x1e, R0` is the low word of sext(R0) << 2, a scaled signed
+        # index whose high word LEA.HI.X.SX32 adds.
+        x = src32(lifter, b)
+        write32(lifter, dest, lambda r: lifter.emit("shl", ("b32",),
+                                                    (r, x, Immediate(32 - n))))
+        if lifter.guard is None and type(plain(b)) is Register:
+            _shift_fact(lifter, dest, plain(b).name, 32 - n)
+        return
     if not left and hi and is_zero(a) and ("U32" in mods or "S32" in mods):
         signed = "S32" in mods
         x = src32(lifter, b)

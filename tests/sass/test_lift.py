@@ -570,3 +570,41 @@ def test_three_input_plop3_of_one_row_is_a_conjunction():
     write = next(a for a in summary.accesses if a.kind == "write")
     assert "%tid.x" in write.guard and "?" not in write.guard, write.guard
     assert render is not None
+
+
+_SCALED_SIGNED_INDEX = [
+    "LDC R8, c[0x0][0x218]",
+    "LDC.64 R2, c[0x0][0x210]",
+    "LDC.64 R6, c[0x0][0x220]",
+    "LDG.E R9, desc[UR4][R6.64]",
+    "SHF.R.S64 R4, RZ, 0x1e, R8",         # the low word of sext(n) << 2
+    "IADD3 R4, P0, R4, R2, RZ",
+    "LEA.HI.X.SX32 R5, R8, R3, 0x2, P0",  # its high word, p's and the carry
+    "STG.E desc[UR4][R4.64], R9",
+    "EXIT",
+]
+_SCALED_PARAMS = (("param_0", "b64", 0), ("param_1", "b32", 8), ("param_2", "b64", 16))
+
+
+def test_signed_index_scaled_by_a_funnel_shift_is_the_64_bit_sum():
+    # p + 4*(long)n, as ptxas writes it for p[n] with a signed 32-bit n: with n = -1 the
+    # store is at p - 4, not at p + 4*0xffffffff.
+    summary = _kernel(_SCALED_SIGNED_INDEX, params=_SCALED_PARAMS)
+    assert summary.kernel_class == "conditional", summary.reasons
+
+    def verdict(src: int) -> str:
+        buffer = struct.pack("<QIIQ", BASE, 0xFFFFFFFF, 0, src)
+        return evaluate(summary.launch_check, buffer, (1, 1, 1), (1, 1, 1)).verdict
+
+    assert verdict(BASE - 4) == "not_idempotent"
+    assert verdict(BASE + 4 * 0xFFFFFFFF) == "idempotent"
+
+
+def test_signed_index_rewritten_before_its_high_word_is_not_paired():
+    # The high instruction reads n after it changed: its word is not the high word of the
+    # shifted n the low sum used, so the address stays unknown.
+    lines = list(_SCALED_SIGNED_INDEX)
+    lines.insert(lines.index("LEA.HI.X.SX32 R5, R8, R3, 0x2, P0"), "IADD3 R8, R8, 0x1, RZ")
+    summary = _kernel(lines, params=_SCALED_PARAMS)
+    assert summary.kernel_class == "not_proven"
+    assert any("unknown address" in r for r in summary.reasons), summary.reasons
