@@ -121,7 +121,6 @@ _THREAD_SPECIALS = {"%tid", "%ntid", "%ctaid", "%nctaid"}
 _MAX_CALL_DEPTH = MAX_CALL_DEPTH
 
 
-
 def resolve_nested(mapping: dict) -> dict:
     """``mapping`` (loop variable -> value) with the loop variables inside each value
     replaced by their own resolved values, each value resolved once and all of them through
@@ -166,6 +165,7 @@ def resolve_nested(mapping: dict) -> dict:
         return value
 
     return {var: resolve(var) for var in mapping}
+
 
 @dataclass(frozen=True, slots=True)
 class SymbolicAccess:

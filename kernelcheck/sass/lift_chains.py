@@ -489,8 +489,6 @@ def lea_high(lifter, instr, dest: Register, rest):
     _complete(lifter, info[4], dest.name, total, version)
 
 
-
-
 def _sign_extended_sum(lifter, instr, dest: Register, info, a_p: Register, b_hi, shift: int,
                        carries, version: int):
     """``IADD3 lo, P, x, b, RZ`` then ``LEA.HI.X.SX32 hi, a, b_hi, s, P``: the 64-bit
