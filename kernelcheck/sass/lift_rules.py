@@ -258,28 +258,121 @@ def _imad(lifter, instr):
     a, b, c = rest[:3]
     if "WIDE" in mods:
         kind = "u32" if "U32" in mods else "s32"
+        scaled = _scaled_low(lifter, a, b) if kind == "u32" else None
         x, y = src32(lifter, a), src32(lifter, b)
         product = lifter.tmp("b64")
         lifter.emit("mul", ("wide", kind), (product, x, y), guard=False)
         total = lifter.tmp("b64")
-        lifter.emit("add", ("s64",), (total, product, pair64(lifter, c)), guard=False)
+        addend = pair64(lifter, c)
+        lifter.emit("add", ("s64",), (total, product, addend), guard=False)
         _opaque_preds(lifter, preds)
-        return write64(lifter, dest.name, _next(dest.name), total)
+        write64(lifter, dest.name, _next(dest.name), total)
+        if scaled is not None:
+            _remember_scaled_sum(lifter, dest.name, scaled, addend)
+        return None
     if "HI" in mods:
         return _imad_hi(lifter, instr, dest, preds, a, b, c)
     if "X" in mods:
         return carry_high(lifter, instr, dest, [("mul", a, b), c], rest[3:])
     _opaque_preds(lifter, preds)
+    if _completes_scaled_sum(lifter, dest.name, a, b, c):
+        return None
     if is_zero(a) or is_zero(b):
         value = src32(lifter, c)
         write32(lifter, dest.name, lambda r: lifter.emit("mov", ("b32",), (r, value)))
         return _copy_fact(lifter, dest.name, c)
+    high_fact = _high_word_of(lifter, a) if is_zero(c) and lifter.guard is None else None
     x, y, z = src32(lifter, a), src32(lifter, b), src32(lifter, c)
     write32(lifter, dest.name, lambda r: lifter.emit("mad", ("lo", "s32"), (r, x, y, z)))
     if "SHL" in mods and type(plain(b)) is Immediate and is_zero(c) and lifter.guard is None:
         value = plain(b).value & 0xFFFFFFFF
         if value and value & (value - 1) == 0 and type(plain(a)) is Register:
             _shift_fact(lifter, dest.name, plain(a).name, value.bit_length() - 1)
+    elif high_fact is not None and type(plain(b)) is Immediate:
+        # The high word of a 64-bit value times a constant: the part of the 64-bit product
+        # that IMAD.WIDE.U32 of the low word leaves out.
+        lifter.state.tags[dest.name] = ("mhi", high_fact, plain(b).value & 0xFFFFFFFF)
+
+
+def _high_word_of(lifter, operand) -> str | None:
+    """The 64-bit virtual register whose high word the register ``operand`` holds."""
+    operand = plain(operand)
+    if type(operand) is not Register:
+        return None
+    fact = lifter.state.tags.get(operand.name)
+    return fact[1] if fact and fact[0] == "v" and fact[2] == "hi" else None
+
+
+def _scaled_low(lifter, a, b) -> tuple | None:
+    """``(x, k)`` for ``IMAD.WIDE.U32 d, a, k, c`` whose ``a`` holds the low word of the
+    64-bit virtual register ``x`` and ``k`` is a constant; read before ``d`` is written."""
+    a_p, b_p = plain(a), plain(b)
+    if lifter.guard is not None or type(a_p) is not Register or type(b_p) is not Immediate:
+        return None
+    fact = lifter.state.tags.get(a_p.name)
+    if not fact or fact[0] != "v" or fact[2] != "lo":
+        return None
+    return fact[1], b_p.value & 0xFFFFFFFF
+
+
+def _remember_scaled_sum(lifter, low: str, scaled: tuple, addend: Register) -> None:
+    """After ``IMAD.WIDE.U32 d, lo(x), k, c``: the pair ``d`` holds ``lo(x)*k + c``, which
+    becomes ``x*k + c`` once its high word adds ``hi(x)*k`` (``IMAD.IADD``, below). The
+    values of ``x`` and ``c`` are copied now (their registers may change before then); the
+    entry is dropped when ``x`` or the pair is rewritten."""
+    fact = lifter.state.tags.get(low)
+    if not fact or fact[0] != "v" or fact[2] != "lo":
+        return
+    x, k = scaled
+    x_copy, c_copy = lifter.tmp("b64"), lifter.tmp("b64")
+    lifter.emit("mov", ("b64",), (x_copy, Register(x)), guard=False)
+    lifter.emit("mov", ("b64",), (c_copy, addend), guard=False)
+    lifter.state.pending[("scaled", fact[1])] = ("scaled", x, k, x_copy, c_copy,
+                                                (fact[1], x))
+
+
+def _completes_scaled_sum(lifter, dest: str, a, b, c) -> bool:
+    """``IMAD.IADD hi, hi, 0x1, m`` (or ``IMAD hi, m, 0x1, hi``) where ``lo:hi`` holds
+    ``lo(x)*k + c`` from ``IMAD.WIDE.U32`` and ``m`` holds ``hi(x)*k``: the pair is then
+    the 64-bit ``x*k + c`` (mod 2**64), how ptxas multiplies a 64-bit stride by a
+    constant. Exact: the high word of ``x*k + c`` is that of ``lo(x)*k + c`` plus
+    ``hi(x)*k`` modulo 2**32, and the low words agree. Written as that pair, the low
+    register kept; False (nothing emitted) for anything else."""
+    if lifter.guard is not None:
+        return False
+    b_p = plain(b)
+    if type(b_p) is not Immediate or b_p.value & 0xFFFFFFFF != 1:
+        return False
+    for own, other in ((a, c), (c, a)):
+        own_p, other_p = plain(own), plain(other)
+        if type(own_p) is not Register or own_p.name != dest or type(other_p) is not Register:
+            continue
+        fact = lifter.state.tags.get(dest)
+        if not fact or fact[0] != "v" or fact[2] != "hi":
+            continue
+        entry = lifter.state.pending.get(("scaled", fact[1]))
+        low = _previous(dest)
+        if entry is None or low is None or lifter.state.tags.get(low) != ("v", fact[1], "lo"):
+            continue
+        _, x, k, x_copy, c_copy, _ = entry
+        if lifter.state.tags.get(other_p.name) != ("mhi", x, k):
+            continue
+        product = lifter.tmp("b64")
+        lifter.emit("mul", ("lo", "u64"), (product, x_copy, Immediate(k)), guard=False)
+        total = lifter.tmp("b64")
+        lifter.emit("add", ("s64",), (total, product, c_copy), guard=False)
+        write64(lifter, low, dest, total, low_kept=True)
+        return True
+    return False
+
+
+def _previous(name: str) -> str | None:
+    """The register before ``name`` (``R16`` for ``R17``), when ``name`` is the odd one."""
+    prefix = "UR" if name.startswith("UR") else "R"
+    number = name[len(prefix):]
+    if not number.isdigit() or int(number) % 2 == 0:
+        return None
+    return f"{prefix}{int(number) - 1}"
 
 
 def _imad_hi(lifter, instr, dest, preds, a, b, c):

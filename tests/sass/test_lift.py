@@ -608,3 +608,87 @@ def test_signed_index_rewritten_before_its_high_word_is_not_paired():
     summary = _kernel(lines, params=_SCALED_PARAMS)
     assert summary.kernel_class == "not_proven"
     assert any("unknown address" in r for r in summary.reasons), summary.reasons
+
+
+_STRIDE_TIMES_THREE = [
+    "LDC.64 R2, c[0x0][0x210]",
+    "LDC R4, c[0x0][0x230]",
+    "LDC.64 R6, c[0x0][0x228]",
+    "LDG.E R10, desc[UR4][R6.64]",
+    "IMAD.SHL.U32 R4, R4, 0x8, RZ",
+    "LDC.64 R8, c[0x0][R4+0x218]",       # s = strides[d], d a launch argument
+    "S2R R0, SR_TID.X",
+    "IADD3 R14, P0, R2, R0, RZ",         # q = p + tid
+    "IADD3.X R15, R3, RZ, RZ, P0, !PT",
+    "IMAD R13, R9, 0x3, RZ",             # hi(s) * 3
+    "IMAD.WIDE.U32 R16, R8, 0x3, R14",   # lo(s) * 3 + q, as a 64-bit sum
+    "IMAD.IADD R17, R17, 0x1, R13",      # its high word plus hi(s) * 3
+    "STG.E desc[UR4][R16.64], R10",
+    "EXIT",
+]
+#: p, strides[2], q (read), d (which stride)
+_STRIDE_PARAMS = (("param_0", "b64", 0), ("param_1", "b64", 8), ("param_2", "b64", 16),
+                  ("param_3", "b64", 24), ("param_4", "b32", 32))
+
+
+def _stride_buffer(s: int, src: int) -> bytes:
+    return struct.pack("<QQQQI", BASE, 0x40, s, src, 1)
+
+
+def test_64_bit_value_times_a_constant_in_two_words_is_the_64_bit_product():
+    # p + tid + 3*strides[d] for 64-bit strides read at a launch-time index, as ptxas
+    # multiplies a 64-bit stride by a constant (libtorch's triu/tril kernels): with a
+    # stride of 2**32 + 1 thread 0 stores at p + 3*2**32 + 3, and the store's base is p.
+    summary = _kernel(_STRIDE_TIMES_THREE, params=_STRIDE_PARAMS)
+    assert summary.kernel_class == "conditional", summary.reasons
+    # One 64-bit sum on the base p, not words recombined around an unknown base.
+    assert _write_terms(summary) == ["(3*param[8*param_4 + 8] + param_0 + %tid.x)"]
+    assert summary.reasons[0].startswith("not idempotent when param_0 overlaps param_3")
+
+    def verdict(src: int) -> str:
+        buffer = _stride_buffer((1 << 32) + 1, src)
+        return evaluate(summary.launch_check, buffer, (1, 1, 1), (1, 1, 1)).verdict
+
+    assert verdict(BASE + 3 * (1 << 32) + 3) == "not_idempotent"
+    assert verdict(BASE + 3) == "idempotent"
+
+
+def _words(x: int) -> tuple[int, int]:
+    return x & 0xFFFFFFFF, (x >> 32) & 0xFFFFFFFF
+
+
+def _stored_at(lines, p: int, s: int) -> int:
+    """The store address of thread 0 in the variants below, computed word by word as the
+    machine does (an independent reading of the same instructions)."""
+    s_lo, s_hi = _words(s)
+    regs = {}
+    for line in lines:
+        if line.startswith("IMAD R13, R9, 0x"):
+            regs["R13"] = (s_hi * int(line.split("0x")[1].split(",")[0], 16)) & 0xFFFFFFFF
+        elif line.startswith("IMAD R13, R8, 0x"):
+            regs["R13"] = (s_lo * int(line.split("0x")[1].split(",")[0], 16)) & 0xFFFFFFFF
+        elif line.startswith("IMAD.WIDE.U32"):
+            regs["R16"], regs["R17"] = _words(s_lo * 3 + p)
+        elif line.startswith("IMAD.IADD R17, R17"):
+            regs["R17"] = (regs["R17"] + regs["R13"]) & 0xFFFFFFFF
+        elif line.startswith("IMAD.IADD R17, R16"):
+            regs["R17"] = (regs["R16"] + regs["R13"]) & 0xFFFFFFFF
+    return regs["R16"] | regs["R17"] << 32
+
+
+@pytest.mark.parametrize("change", [
+    None,
+    ("IMAD R13, R9, 0x3, RZ", "IMAD R13, R9, 0x5, RZ"),      # another constant
+    ("IMAD R13, R9, 0x3, RZ", "IMAD R13, R8, 0x3, RZ"),      # the low word, not the high
+    ("IMAD.IADD R17, R17, 0x1, R13", "IMAD.IADD R17, R16, 0x1, R13"),  # not its own word
+])
+def test_64_bit_product_never_misses_the_stored_address(change):
+    lines = list(_STRIDE_TIMES_THREE)
+    if change is not None:
+        lines = [change[1] if line == change[0] else line for line in lines]
+    summary = _kernel(lines, params=_STRIDE_PARAMS)
+    for s in ((2 << 32) + 1, (7 << 32) + 0x80000001, 5):
+        stored = _stored_at(lines, BASE, s)
+        buffer = _stride_buffer(s, stored)
+        verdict = evaluate(summary.launch_check, buffer, (1, 1, 1), (1, 1, 1)).verdict
+        assert verdict != "idempotent", (change, hex(s), summary.kernel_class)
