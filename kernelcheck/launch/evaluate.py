@@ -136,8 +136,13 @@ def _step(record, vals, exact, fixed, params, dims, grid, block):
         fx = True
     elif op in (3, 4, 10, 18):
         fx = False
-    elif op in (13, 17, 20, 22, 7, 25):
+    elif op in (13, 22, 7, 25):
         fx = fixed[a]
+    elif op == 17:
+        # A bound is its argument's value, but the affine forms (is_launch_constant) count
+        # the bounds' terms too: a bound by a thread's index is not one launch constant,
+        # and a wrap that folds it is not the identity on the form.
+        fx = fixed[a] and (b < 0 or fixed[b]) and (c < 0 or fixed[c])
     elif op == 19:
         fx = fixed[a] and fixed[b] and fixed[c]
     else:

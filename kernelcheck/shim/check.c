@@ -854,7 +854,9 @@ static int eval_record(const struct kc_check *c, uint32_t k, struct slot *v,
     switch (r[0]) {
     case 0: case 1: case 2: fixed = 1; break;
     case 3: case 4: case 10: case 18: fixed = 0; break;
-    case 7: case 13: case 17: case 20: case 22: case 25: fixed = v[a].fixed; break;
+    case 7: case 13: case 22: case 25: fixed = v[a].fixed; break;
+    /* a bound counts its bounds' terms, as the affine forms do (Python _step) */
+    case 17: fixed = v[a].fixed && (b < 0 || v[b].fixed) && (cc < 0 || v[cc].fixed); break;
     case 19: fixed = v[a].fixed && v[b].fixed && v[cc].fixed; break;
     default: fixed = v[a].fixed && v[b].fixed;
     }

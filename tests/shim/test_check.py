@@ -411,3 +411,16 @@ def test_a_loop_whose_test_no_value_reaches_runs_no_iteration_in_every_evaluator
     buf = (0x7F0000000000).to_bytes(8, "little") + (20).to_bytes(4, "little")
     assert _verdicts(check, buf) == "idempotent"
     assert _verdicts(_count_down_check(4), buf) == "not_idempotent"
+
+
+def test_a_wrap_that_folds_a_thread_bounded_value_keeps_the_lattice_test_out_in_c():
+    # The C evaluators, on the instances tests/launch/test_lattice.py decides in Python.
+    from kernelcheck.shim.native import native_evaluate
+    from tests.launch.test_lattice import wrapped_index_check, wrapped_index_instances
+
+    check = wrapped_index_check().to_bytes()
+    for params, idempotent in wrapped_index_instances():
+        expected = "idempotent" if idempotent else "not_idempotent"
+        for path in ("shim", "general", "fast"):
+            answer = native_evaluate(check, params, (1, 1, 1), (1, 1, 1), path=path)
+            assert answer is None and path == "fast" or answer[0] == expected, (path, params)
