@@ -135,6 +135,9 @@ def _copy_fact(lifter, dest: str, source) -> None:
         fact = lifter.state.tags.get(source.name) if type(source) is Register else None
         if fact is not None and fact[0] == "v":
             lifter.state.tags[dest] = ("g", fact[1], fact[2]) + lifter.sass_guard
+        elif fact is not None and fact[0] == "g" and fact[2] is not None and (
+                fact[3:] == lifter.sass_guard):
+            lifter.state.tags[dest] = fact
         return
     offset = cbank_offset(lifter, source)
     if type(source) is Immediate and source.kind == "int":

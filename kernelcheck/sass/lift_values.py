@@ -361,7 +361,8 @@ def write64(lifter, lo_name: str, hi_name: str, value: Register,
     ``low_kept``: ``lo_name`` already holds the low word of ``value`` (the high instruction
     of a carry chain completes a sum whose low word its low instruction wrote, and the chain
     is dropped when that register is rewritten in between), so the SASS register is not
-    rewritten: snapshots of it taken since stay current."""
+    rewritten: snapshots of it taken since stay current. Under a guard too: a chain pairs
+    only instructions under the same guard, so where it fails neither wrote the register."""
     if lo_name in _ZERO:
         return
     target = lifter.pair_reg(lo_name) if _is_next(lo_name, hi_name) else None
@@ -369,14 +370,11 @@ def write64(lifter, lo_name: str, hi_name: str, value: Register,
     if target is None:
         name = lifter.pair_name(lo_name, hi_name) if guard is None else None
         target = Register(name) if name is not None else lifter.tmp("b64")
-        guard_ok = guard is None
-    else:
-        guard_ok = True
-        if guard is not None:
-            # The write may not happen: the pair register must already hold the old pair.
-            old = build64(lifter, Register(lo_name), Register(hi_name))
-            if old != target:
-                lifter.emit("mov", ("b64",), (target, old), guard=False)
+    elif guard is not None:
+        # The write may not happen: the pair register must already hold the old pair.
+        old = build64(lifter, Register(lo_name), Register(hi_name))
+        if old != target:
+            lifter.emit("mov", ("b64",), (target, old), guard=False)
     _keep_copies(lifter, target.name, (lo_name, hi_name))
     lifter.emit("mov", ("b64",), (target, value))
     lo, hi = lifter.reg(lo_name), lifter.reg(hi_name)
@@ -391,12 +389,12 @@ def write64(lifter, lo_name: str, hi_name: str, value: Register,
     # Facts about other registers that name the low word (`R3` holds `R16 << 2`) stay
     # true too.
     readers, facts = {}, {}
-    if low_kept and guard is None:
+    if low_kept:
         readers = {k: v for k, v in state.pending.items() if k != lo_name and lo_name in v[-1]}
         facts = {k: v for k, v in state.tags.items() if k != lo_name and lo_name in v[1:]}
     state.kill(target.name)
     state.kill(lo_name)
-    if low_kept and guard is None:
+    if low_kept:
         state.writes[lo_name] -= 1
     state.kill(hi_name)
     for k, v in readers.items():
@@ -410,8 +408,9 @@ def write64(lifter, lo_name: str, hi_name: str, value: Register,
     if guard is None:
         state.tags[lo_name] = ("v", target.name, "lo")
         state.tags[hi_name] = ("v", target.name, "hi")
-    elif guard_ok and value.name.startswith("%"):
-        # Whenever the same guard holds, the pair holds ``value``.
+    elif value.name.startswith("%"):
+        # Whenever the same guard holds, the pair holds ``value`` (whatever register pair
+        # or temporary carried it: the halves were written from it under that guard).
         state.tags[lo_name] = ("g", value.name, "lo") + lifter.sass_guard
         state.tags[hi_name] = ("g", value.name, "hi") + lifter.sass_guard
 

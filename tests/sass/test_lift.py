@@ -692,3 +692,66 @@ def test_64_bit_product_never_misses_the_stored_address(change):
         buffer = _stride_buffer(s, stored)
         verdict = evaluate(summary.launch_check, buffer, (1, 1, 1), (1, 1, 1)).verdict
         assert verdict != "idempotent", (change, hex(s), summary.kernel_class)
+
+
+#: Two carry chains under one guard, the second begun from the first's low word before the
+#: first's high word exists, then the pair moved under the same guard (libtorch's
+#: warpMergeSortKVInPlace: `out + 2 * ((k << 5) + q)` for a lane past the tail check).
+_GUARDED_CHAINS = [
+    "S2R R0, SR_TID.X",
+    "LDC R4, c[0x0][0x220]",             # k
+    "LDC.64 R8, c[0x0][0x218]",          # q, a 64-bit offset
+    "LDC.64 R20, c[0x0][0x210]",         # out
+    "LDC.64 R6, c[0x0][0x228]",          # in
+    "LDG.E.U16 R10, desc[UR4][R6.64]",
+    "ISETP.GE.AND P1, PT, R0, R4, PT",
+    "@!P1 LEA R23, P3, R4, R8, 0x5",     # low word of (k << 5) + q
+    "@!P1 LEA R20, P4, R23, R20, 0x1",   # low word of out + 2 * that, begun before ...
+    "@!P1 IMAD.X R28, RZ, RZ, R9, P3",   # ... the high word of (k << 5) + q
+    "@!P1 LEA.HI.X R21, R23, R21, R28, 0x1, P4",
+    "@!P1 IMAD.MOV.U32 R24, RZ, RZ, R20",
+    "@!P1 IMAD.MOV.U32 R25, RZ, RZ, R21",
+    "@!P1 STG.E.U16 desc[UR4][R24.64], R10",
+    "EXIT",
+]
+#: out, q, k, in
+_GUARDED_PARAMS = (("param_0", "b64", 0), ("param_1", "b64", 8), ("param_2", "b32", 16),
+                   ("param_3", "b64", 24))
+
+
+def _guarded_buffer(q: int, k: int, src: int) -> bytes:
+    return struct.pack("<QQIIQ", BASE, q, k, 0, src)
+
+
+def _guarded_store(q: int, k: int) -> int:
+    """Thread 0's store address, word by word as the machine computes it."""
+    low = ((k << 5) & 0xFFFFFFFF) + (q & 0xFFFFFFFF)
+    r23, carry3 = low & 0xFFFFFFFF, low >> 32
+    r28 = ((q >> 32) + carry3) & 0xFFFFFFFF
+    low = (r23 << 1 & 0xFFFFFFFF) + (BASE & 0xFFFFFFFF)
+    r20, carry4 = low & 0xFFFFFFFF, low >> 32
+    r21 = ((BASE >> 32) + ((r28 << 32 | r23) << 1 >> 32) + carry4) & 0xFFFFFFFF
+    return r21 << 32 | r20
+
+
+def test_carry_chains_under_one_guard_keep_the_store_on_its_base():
+    summary = _kernel(_GUARDED_CHAINS, params=_GUARDED_PARAMS)
+    # Before: the first chain's completion counted as a rewrite of its low word, so the
+    # second chain's high half (LEA.HI.X) was opaque and the store's address unknown.
+    assert summary.kernel_class == "conditional", summary.reasons
+    assert not any("unknown" in r for r in summary.reasons), summary.reasons
+    (term,) = _write_terms(summary)
+    assert "param_0" in term and "param_1" in term and "param_2" in term, term
+
+
+@pytest.mark.parametrize("q, k", [(0x100, 3), ((5 << 32) + 0xFFFFFFF0, 1), (0x40, 0x8000001)])
+def test_guarded_chains_never_miss_the_stored_address(q, k):
+    summary = _kernel(_GUARDED_CHAINS, params=_GUARDED_PARAMS)
+    stored = _guarded_store(q, k)
+    # k > 0 = tid: the guarded store happens, and reads what it then overwrites.
+    verdict = evaluate(summary.launch_check, _guarded_buffer(q, k, stored), (1, 1, 1),
+                       (1, 1, 1)).verdict
+    assert verdict != "idempotent", (hex(q), hex(k), hex(stored))
+    apart = evaluate(summary.launch_check, _guarded_buffer(q, k, stored + 0x10000), (1, 1, 1),
+                     (1, 1, 1)).verdict
+    assert apart == "idempotent", (hex(q), hex(k))
