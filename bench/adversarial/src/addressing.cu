@@ -103,3 +103,16 @@ extern "C" __global__ void scatter_anywhere(float* out, const float* in, const i
     if (i < n)
         out[idx[i]] = in[i];
 }
+
+// out[(32*n + off) mod 2**32] = in[0] + 1 for the threads below n: a 32-bit index that
+// wraps, built from n, which the tail check bounds by the thread's index. Trap: an affine
+// form that looks through the wrap (32*n taken as a 64-bit product) puts the store 2**32
+// elements away from where it lands.
+extern "C" __global__ void wrapped_bounded_index(unsigned short* out, unsigned long long off,
+                                                 int n, const unsigned short* in)
+{
+    if ((int)threadIdx.x < n) {
+        unsigned idx = 32u * (unsigned)n + (unsigned)off;
+        out[idx] = (unsigned short)(in[0] + 1);
+    }
+}
