@@ -375,7 +375,9 @@ class Lifter:
         register (``%rd4`` for ``R4:R5``, ``%rp4_19`` for ``R4:R19``), so that the facts
         of every predecessor agree at a join: a pointer advanced in a loop keeps one
         64-bit register around the back edge, which the analysis reads as an induction
-        variable. Pairs a join wants (:meth:`_want_pairs`) come first."""
+        variable. Pairs a join wants (:meth:`_want_pairs`) come first. The pair's register
+        gets the fact ``("same", value)``: it equals the 64-bit register it was moved
+        from, other copies of which may still name that one."""
         tags = self.state.tags
         for lo, hi in sorted(self.wanted.get(self.block.index, ()) if self.block else ()):
             low, high = tags.get(lo), tags.get(hi)
@@ -389,6 +391,7 @@ class Lifter:
             self.state.kill(target)
             tags[lo] = ("v", target, "lo")
             tags[hi] = ("v", target, "hi")
+            tags[target] = ("same", low[1])
         for lo, hi, value in _pairings(tags):
             fact = ("v", value, "lo")
             if tags.get(lo) != fact or tags.get(hi) != ("v", value, "hi"):
@@ -400,6 +403,7 @@ class Lifter:
             self.state.kill(target)
             tags[lo] = ("v", target, "lo")
             tags[hi] = ("v", target, "hi")
+            tags[target] = ("same", fact[1])
 
     def pair_name(self, lo: str, hi: str) -> str | None:
         """The 64-bit register of the SASS registers ``lo`` (low) and ``hi`` (high)."""

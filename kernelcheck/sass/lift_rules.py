@@ -335,12 +335,12 @@ def _remember_scaled_sum(lifter, low: str, scaled: tuple, addend: Register) -> N
 
 
 def _completes_scaled_sum(lifter, dest: str, a, b, c) -> bool:
-    """``IMAD.IADD hi, hi, 0x1, m`` (or ``IMAD hi, m, 0x1, hi``) where ``lo:hi`` holds
-    ``lo(x)*k + c`` from ``IMAD.WIDE.U32`` and ``m`` holds ``hi(x)*k``: the pair is then
-    the 64-bit ``x*k + c`` (mod 2**64), how ptxas multiplies a 64-bit stride by a
-    constant. Exact: the high word of ``x*k + c`` is that of ``lo(x)*k + c`` plus
-    ``hi(x)*k`` modulo 2**32, and the low words agree. Written as that pair, the low
-    register kept; False (nothing emitted) for anything else."""
+    """``IMAD.IADD hi, hi, 0x1, m`` (or ``IMAD hi, m, 0x1, hi``, or ``IADD3 hi, hi, m, RZ``)
+    where ``lo:hi`` holds ``lo(x)*k + c`` from ``IMAD.WIDE.U32`` and ``m`` holds
+    ``hi(x)*k``: the pair is then the 64-bit ``x*k + c`` (mod 2**64), how ptxas multiplies
+    a 64-bit stride by a constant. Exact: the high word of ``x*k + c`` is that of
+    ``lo(x)*k + c`` plus ``hi(x)*k`` modulo 2**32, and the low words agree. Written as that
+    pair, the low register kept; False (nothing emitted) for anything else."""
     if lifter.guard is not None:
         return False
     b_p = plain(b)
@@ -358,7 +358,10 @@ def _completes_scaled_sum(lifter, dest: str, a, b, c) -> bool:
         if entry is None or low is None or lifter.state.tags.get(low) != ("v", fact[1], "lo"):
             continue
         _, x, k, x_copy, c_copy, _ = entry
-        if lifter.state.tags.get(other_p.name) != ("mhi", x, k):
+        high = lifter.state.tags.get(other_p.name)
+        if not high or high[0] != "mhi" or high[2] != k:
+            continue
+        if not _same_value(lifter, x, high[1]):
             continue
         product = lifter.tmp("b64")
         lifter.emit("mul", ("lo", "u64"), (product, x_copy, Immediate(k)), guard=False)
@@ -367,6 +370,13 @@ def _completes_scaled_sum(lifter, dest: str, a, b, c) -> bool:
         write64(lifter, low, dest, total, low_kept=True)
         return True
     return False
+
+
+def _same_value(lifter, a: str, b: str) -> bool:
+    """Whether the 64-bit virtual registers ``a`` and ``b`` hold one value (the same
+    register, or one moved from the other and neither written since)."""
+    tags = lifter.state.tags
+    return a == b or tags.get(a) == ("same", b) or tags.get(b) == ("same", a)
 
 
 def _previous(name: str) -> str | None:
@@ -415,6 +425,13 @@ def _iadd3(lifter, instr):
     if "X" in instr.modifiers:
         return carry_high(lifter, instr, dest, rest[:3], rest[3:])
     chained = any(p not in ("PT", "UPT") for p in preds)
+    if not chained and len(rest) >= 3:
+        # IADD3 hi, hi, m, RZ: the high word of a 64-bit value times a constant, as
+        # IMAD.IADD hi, hi, 0x1, m completes it (_completes_scaled_sum).
+        words = [o for o in rest[:3] if not is_zero(o)]
+        if len(words) == 2 and _completes_scaled_sum(lifter, dest.name, words[0],
+                                                     Immediate(1), words[1]):
+            return None
     snaps = [snap(lifter, o) if chained else None for o in rest[:3]]
     values = [snap_value(lifter, s) if s is not None else src32(lifter, o)
               for s, o in zip(snaps, rest[:3], strict=True)]

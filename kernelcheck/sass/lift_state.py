@@ -13,7 +13,14 @@ register, so that a later 64-bit read of two halves can be lifted as one 64-bit 
 * ``("sr", name)``: it holds the special register ``name`` (``SR_TID.X``, ``SR_CTAID.Y``:
   fixed for the thread, so two reads are one value);
 * ``("fn", symbol)``: it holds (the low word of) the address of the runtime function
-  ``symbol`` that constant bank 4 holds (``__assertfail``, ``vprintf``).
+  ``symbol`` that constant bank 4 holds (``__assertfail``, ``vprintf``);
+* ``("mhi", name, k)``: it holds the high word of the 64-bit virtual register ``name``
+  times the constant ``k`` (modulo 2**32);
+* ``("g", value, half, P, negated)``: whenever the guard ``P`` (negated or not) holds, it
+  holds ``value`` (``half`` ``None``) or that half of the 64-bit ``value``.
+
+A fact about a 64-bit virtual register: ``("same", name)``, it equals the 64-bit virtual
+register ``name`` (a value moved into a pair's own register at a block end).
 
 A fact stays true until a register it mentions is written (:meth:`LiftState.kill`), and a
 fact holds at a block entry only if it holds at the end of every predecessor

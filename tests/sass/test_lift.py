@@ -653,6 +653,77 @@ def test_64_bit_value_times_a_constant_in_two_words_is_the_64_bit_product():
     assert verdict(BASE + 3) == "idempotent"
 
 
+def test_64_bit_product_completed_by_iadd3_is_the_same_product():
+    # ptxas completes the high word with IADD3 hi, hi, m, RZ as often as with IMAD.IADD
+    # (libtorch's triu_tril kernels use both in one unrolled loop).
+    lines = ["IADD3 R17, R17, R13, RZ" if line.startswith("IMAD.IADD") else line
+             for line in _STRIDE_TIMES_THREE]
+    summary = _kernel(lines, params=_STRIDE_PARAMS)
+    assert _write_terms(summary) == ["(3*param[8*param_4 + 8] + param_0 + %tid.x)"]
+
+
+def test_64_bit_product_of_a_copy_moved_at_a_block_end():
+    # triu_tril_kernel<c10::Half, long, ...>: the stride is loaded into UR4:UR5 and copied
+    # to R8:R9; a block ends between the copy and the product, which moves R8:R9 into its
+    # own 64-bit register. The high word's product (UIMAD of UR5) names the stride's first
+    # register, the low word's (IMAD.WIDE of R8) the copy's: the same value.
+    summary = _kernel([
+        "LDC.64 R2, c[0x0][0x210]",
+        "LDC.64 R6, c[0x0][0x220]",
+        "LDG.E R10, desc[UR6][R6.64]",
+        "ULDC.64 UR4, c[0x0][0x218]",
+        "S2R R0, SR_TID.X",
+        "IADD3 R14, P0, R2, R0, RZ",
+        "IADD3.X R15, R3, RZ, RZ, P0, !PT",
+        "MOV R8, UR4",
+        "IMAD.U32 R9, RZ, RZ, UR5",
+        "ISETP.GE.AND P0, PT, R0, 0x10, PT",
+        "@P0 EXIT",
+        "UIMAD UR8, UR5, 0x3, URZ",
+        "IMAD.WIDE.U32 R16, R8, 0x3, R14",
+        "IADD3 R17, R17, UR8, RZ",
+        "STG.E desc[UR6][R16.64], R10",
+        "EXIT",
+    ], params=(("param_0", "b64", 0), ("param_1", "b64", 8), ("param_2", "b64", 16)))
+    assert _write_terms(summary) == ["(3*param_1 + param_0 + %tid.x)"], summary.reasons
+    assert summary.kernel_class == "conditional", summary.reasons
+
+
+def test_64_bit_product_of_a_copy_never_mixes_two_strides():
+    # As above, but UR4:UR5 is reloaded with another stride after the block end: the high
+    # word's product is then of that stride, R8:R9 still holds the first, and the pair is
+    # not x*k + c of either. Thread 0's address, word by word, must never be missed.
+    lines = [
+        "LDC.64 R2, c[0x0][0x210]",
+        "LDC.64 R6, c[0x0][0x220]",
+        "LDG.E R10, desc[UR6][R6.64]",
+        "ULDC.64 UR4, c[0x0][0x218]",
+        "S2R R0, SR_TID.X",
+        "IADD3 R14, P0, R2, R0, RZ",
+        "IADD3.X R15, R3, RZ, RZ, P0, !PT",
+        "MOV R8, UR4",
+        "IMAD.U32 R9, RZ, RZ, UR5",
+        "ISETP.GE.AND P0, PT, R0, 0x10, PT",
+        "@P0 EXIT",
+        "ULDC.64 UR4, c[0x0][0x228]",
+        "UIMAD UR8, UR5, 0x3, URZ",
+        "IMAD.WIDE.U32 R16, R8, 0x3, R14",
+        "IADD3 R17, R17, UR8, RZ",
+        "STG.E desc[UR6][R16.64], R10",
+        "EXIT",
+    ]
+    summary = _kernel(lines, params=(("param_0", "b64", 0), ("param_1", "b64", 8),
+                                     ("param_2", "b64", 16), ("param_3", "b64", 24)))
+    assert _write_terms(summary) != ["(3*param_1 + param_0 + %tid.x)"]
+    for first, second in (((1 << 32) + 4, 4), (8, (2 << 32) + 8), ((5 << 32) + 1, 7 << 32)):
+        low = (first & 0xFFFFFFFF) * 3 + BASE
+        high = ((low >> 32) + (second >> 32) * 3) & 0xFFFFFFFF
+        stored = high << 32 | low & 0xFFFFFFFF
+        buffer = struct.pack("<QQQQ", BASE, first, stored, second)
+        verdict = evaluate(summary.launch_check, buffer, (1, 1, 1), (1, 1, 1)).verdict
+        assert verdict != "idempotent", (hex(first), hex(second), summary.kernel_class)
+
+
 def _words(x: int) -> tuple[int, int]:
     return x & 0xFFFFFFFF, (x >> 32) & 0xFFFFFFFF
 
@@ -673,6 +744,10 @@ def _stored_at(lines, p: int, s: int) -> int:
             regs["R17"] = (regs["R17"] + regs["R13"]) & 0xFFFFFFFF
         elif line.startswith("IMAD.IADD R17, R16"):
             regs["R17"] = (regs["R16"] + regs["R13"]) & 0xFFFFFFFF
+        elif line == "IADD3 R17, R17, R13, RZ":
+            regs["R17"] = (regs["R17"] + regs["R13"]) & 0xFFFFFFFF
+        elif line == "IADD3 R17, R16, R13, RZ":
+            regs["R17"] = (regs["R16"] + regs["R13"]) & 0xFFFFFFFF
     return regs["R16"] | regs["R17"] << 32
 
 
@@ -681,6 +756,8 @@ def _stored_at(lines, p: int, s: int) -> int:
     ("IMAD R13, R9, 0x3, RZ", "IMAD R13, R9, 0x5, RZ"),      # another constant
     ("IMAD R13, R9, 0x3, RZ", "IMAD R13, R8, 0x3, RZ"),      # the low word, not the high
     ("IMAD.IADD R17, R17, 0x1, R13", "IMAD.IADD R17, R16, 0x1, R13"),  # not its own word
+    ("IMAD.IADD R17, R17, 0x1, R13", "IADD3 R17, R17, R13, RZ"),        # the IADD3 form
+    ("IMAD.IADD R17, R17, 0x1, R13", "IADD3 R17, R16, R13, RZ"),        # not its own word
 ])
 def test_64_bit_product_never_misses_the_stored_address(change):
     lines = list(_STRIDE_TIMES_THREE)
