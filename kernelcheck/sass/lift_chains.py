@@ -37,7 +37,8 @@ from kernelcheck.sass.lift_values import (
     write64,
 )
 
-__all__ = ["Snap", "snap", "snap_value", "start_chain", "carry_high", "lea", "negation"]
+__all__ = ["Snap", "holds_snapshot", "snap", "snap_value", "start_chain", "carry_high", "lea",
+           "negation"]
 
 
 def _opaque_preds(lifter, names) -> None:
@@ -72,6 +73,22 @@ class Snap:
         """Whether the SASS register still holds the snapshot's value."""
         return self.name is not None and lifter.state.writes.get(self.name, 0) == (
             self.version)
+
+
+def holds_snapshot(lifter, snapshot: Snap, register: Register) -> bool:
+    """Whether the SASS ``register`` holds the snapshot's value now: the snapshot's own
+    register, unchanged, or a copy of it (``MOV R8, R4``: the fact ``("eq", "R4")``), or a
+    register with the same value-naming fact as it (the same half of one 64-bit value,
+    the same constant-bank word, constant or special register)."""
+    if snapshot.name is None or not snapshot.unchanged(lifter):
+        return False
+    if register.name == snapshot.name:
+        return True
+    tags = lifter.state.tags
+    fact, own = tags.get(register.name), tags.get(snapshot.name)
+    if fact == ("eq", snapshot.name) or own == ("eq", register.name):
+        return True
+    return fact is not None and fact == own and fact[0] in ("v", "cb", "k", "sr", "pl")
 
 
 def snap(lifter, operand) -> Snap:
@@ -471,7 +488,7 @@ def lea_high(lifter, instr, dest: Register, rest):
                                   version)
     if info is None or info[0] != "lea" or type(s_op) is not Immediate or (
             info[3] != s_op.value) or type(a_p) is not Register or (
-            info[1].name != a_p.name) or not info[1].unchanged(lifter) or (
+            not holds_snapshot(lifter, info[1], a_p)) or (
             info[4] in ("RZ", "URZ")):
         return opaque_instruction(lifter, instr)
     a_snap, b_snap = info[1], info[2]
@@ -503,8 +520,8 @@ def _sign_extended_sum(lifter, instr, dest: Register, info, a_p: Register, b_hi,
       ``SHF.R.S64 x, RZ, 32 - s, a`` before the sum, ``p[i]`` for elements of ``2**s``
       bytes."""
     lo_items = [s for s in info[1] if not is_zero(s.operand)]
-    a_item = next((s for s in lo_items if s.name == a_p.name), None) if shift in (0, 1) else (
-        None)
+    a_item = next((s for s in lo_items if holds_snapshot(lifter, s, a_p)), None) if (
+        shift in (0, 1)) else None
     scaled = None
     if a_item is None and shift > 0:
         scaled = next((s for s in lo_items if s.fact == ("shl", a_p.name, shift) and

@@ -128,8 +128,9 @@ def _mov(lifter, instr):
 
 
 def _copy_fact(lifter, dest: str, source) -> None:
-    """A copied register keeps the facts of its source; a constant-bank read gets one.
-    A guarded copy of a 64-bit half is that half whenever the same guard holds."""
+    """A copied register keeps the facts of its source; a constant-bank read gets one,
+    and a register without such a fact ``("eq", source)``. A guarded copy of a 64-bit half
+    is that half whenever the same guard holds."""
     source = plain(source)
     if lifter.guard is not None:
         fact = lifter.state.tags.get(source.name) if type(source) is Register else None
@@ -144,10 +145,13 @@ def _copy_fact(lifter, dest: str, source) -> None:
         lifter.state.tags[dest] = ("k", source.value & 0xFFFFFFFF)
     elif offset is not None:
         lifter.state.tags[dest] = ("cb", offset)
-    elif type(source) is Register and source.name in lifter.state.tags:
-        fact = lifter.state.tags[source.name]
-        if fact[0] in ("v", "cb", "sr", "k", "pl"):
-            lifter.state.tags[dest] = fact
+    elif type(source) is Register and source.name in lifter.state.tags and (
+            lifter.state.tags[source.name][0] in ("v", "cb", "sr", "k", "pl")):
+        lifter.state.tags[dest] = lifter.state.tags[source.name]
+    elif type(source) is Register and not is_zero(source) and source.name != dest and (
+            not source.name.startswith("%")):
+        # A plain copy: the same value as its source until either is written.
+        lifter.state.tags[dest] = ("eq", source.name)
 
 
 def _next(name: str) -> str:

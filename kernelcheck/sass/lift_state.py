@@ -14,6 +14,7 @@ register, so that a later 64-bit read of two halves can be lifted as one 64-bit 
   fixed for the thread, so two reads are one value);
 * ``("fn", symbol)``: it holds (the low word of) the address of the runtime function
   ``symbol`` that constant bank 4 holds (``__assertfail``, ``vprintf``);
+* ``("eq", reg)``: it holds the same value as the register ``reg`` (a copy);
 * ``("mhi", name, k)``: it holds the high word of the 64-bit virtual register ``name``
   times the constant ``k`` (modulo 2**32);
 * ``("g", value, half, P, negated)``: whenever the guard ``P`` (negated or not) holds, it

@@ -832,3 +832,82 @@ def test_guarded_chains_never_miss_the_stored_address(q, k):
     apart = evaluate(summary.launch_check, _guarded_buffer(q, k, stored + 0x10000), (1, 1, 1),
                      (1, 1, 1)).verdict
     assert apart == "idempotent", (hex(q), hex(k))
+
+
+#: ``p + 4*s`` for a 64-bit ``s`` whose low word the two halves of the sum take from two
+#: copies (libtorch's triu_tril_kernel<float, long, ...>).
+_COPIED_LOW_WORD = [
+    "LDC.64 R2, c[0x0][0x210]",
+    "LDC.64 R12, c[0x0][0x220]",
+    "LDG.E R10, desc[UR6][R12.64]",
+    "ULDC.64 UR4, c[0x0][0x218]",
+    "MOV R4, UR4",
+    "IMAD.U32 R7, RZ, RZ, UR5",
+    "MOV R8, UR4",
+    "LEA R2, P0, R4, R2, 0x2",
+    "LEA.HI.X R3, R8, R3, R7, 0x2, P0",
+    "STG.E desc[UR6][R2.64], R10",
+    "EXIT",
+]
+#: ``p + sext(n)`` with the high half taken from a copy of ``n`` (triu_tril_kernel<unsigned
+#: char, int, ...>).
+_COPIED_SIGNED_INDEX = [
+    "LDC.64 R4, c[0x0][0x210]",
+    "LDC.64 R12, c[0x0][0x220]",
+    "LDG.E.U8 R10, desc[UR6][R12.64]",
+    "ULDC UR4, c[0x0][0x218]",
+    "IMAD.U32 R11, RZ, RZ, UR4",
+    "IADD3 R14, P0, R4, UR4, RZ",
+    "LEA.HI.X.SX32 R15, R11, R5, 0x1, P0",
+    "STG.E.U8 desc[UR6][R14.64], R10",
+    "EXIT",
+]
+_COPY_PARAMS = (("param_0", "b64", 0), ("param_1", "b64", 8), ("param_2", "b64", 16))
+
+
+def test_halves_of_a_sum_from_two_copies_of_one_word_are_one_sum():
+    summary = _kernel(_COPIED_LOW_WORD, params=_COPY_PARAMS)
+    assert summary.kernel_class == "conditional", summary.reasons
+    assert _write_terms(summary) == ["(4*param_1 + param_0)"]
+    signed = _kernel(_COPIED_SIGNED_INDEX, params=(("param_0", "b64", 0),
+                                                   ("param_1", "s32", 8),
+                                                   ("param_2", "b64", 16)))
+    assert signed.kernel_class == "conditional", signed.reasons
+    assert not any("unknown" in r for r in signed.reasons), signed.reasons
+
+
+def _copy_store(lines, s: int) -> int:
+    """Thread 0's store address in the variants below, word by word."""
+    s_lo, s_hi = _words(s)
+    p_lo, p_hi = _words(BASE)
+    copy = s_lo
+    if any(line.startswith("IADD3 R8, R8, 0x1") or line.startswith("IADD3 R11, R11, 0x1")
+           for line in lines):
+        copy = (s_lo + 1) & 0xFFFFFFFF
+    if lines[-3].startswith("LEA.HI.X R3"):  # p + 4*s, the high half from the copy
+        total = (s_lo << 2 & 0xFFFFFFFF) + p_lo
+        high = (p_hi + ((s_hi << 32 | copy) << 2 >> 32) + (total >> 32)) & 0xFFFFFFFF
+        return high << 32 | total & 0xFFFFFFFF
+    total = s_lo + p_lo  # p + sext(n), the sign word from the copy
+    sign = 0xFFFFFFFF if copy & 0x80000000 else 0
+    high = (p_hi + sign + (total >> 32)) & 0xFFFFFFFF
+    return high << 32 | total & 0xFFFFFFFF
+
+
+@pytest.mark.parametrize("lines, bump", [
+    (_COPIED_LOW_WORD, None),
+    (_COPIED_LOW_WORD, "IADD3 R8, R8, 0x1, RZ"),      # the copy no longer the word
+    (_COPIED_SIGNED_INDEX, None),
+    (_COPIED_SIGNED_INDEX, "IADD3 R11, R11, 0x1, RZ"),
+])
+def test_sums_from_copies_never_miss_the_stored_address(lines, bump):
+    lines = list(lines)
+    if bump is not None:
+        lines.insert(len(lines) - 3, bump)
+    for s in (0x10, 0xFFFFFFFF, (3 << 32) + 0x7FFFFFFF, 0x80000000):
+        summary = _kernel(lines, params=_COPY_PARAMS)
+        stored = _copy_store(lines, s)
+        buffer = struct.pack("<QQQ", BASE, s, stored)
+        verdict = evaluate(summary.launch_check, buffer, (1, 1, 1), (1, 1, 1)).verdict
+        assert verdict != "idempotent", (bump, hex(s), summary.kernel_class,
+                                         _write_terms(summary))
