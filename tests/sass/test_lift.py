@@ -662,29 +662,34 @@ def test_64_bit_product_completed_by_iadd3_is_the_same_product():
     assert _write_terms(summary) == ["(3*param[8*param_4 + 8] + param_0 + %tid.x)"]
 
 
+#: The stride is loaded into UR4:UR5 and copied to R8:R9; a block ends between the copy
+#: and the product, which moves R8:R9 into its own 64-bit register
+#: (triu_tril_kernel<c10::Half, long, ...>).
+_COPY_AT_BLOCK_END = [
+    "LDC.64 R2, c[0x0][0x210]",
+    "LDC.64 R6, c[0x0][0x220]",
+    "LDG.E R10, desc[UR6][R6.64]",
+    "ULDC.64 UR4, c[0x0][0x218]",
+    "S2R R0, SR_TID.X",
+    "IADD3 R14, P0, R2, R0, RZ",
+    "IADD3.X R15, R3, RZ, RZ, P0, !PT",
+    "MOV R8, UR4",
+    "IMAD.U32 R9, RZ, RZ, UR5",
+    "ISETP.GE.AND P0, PT, R0, 0x10, PT",
+    "@P0 EXIT",
+    "UIMAD UR8, UR5, 0x3, URZ",
+    "IMAD.WIDE.U32 R16, R8, 0x3, R14",
+    "IADD3 R17, R17, UR8, RZ",
+    "STG.E desc[UR6][R16.64], R10",
+    "EXIT",
+]
+
+
 def test_64_bit_product_of_a_copy_moved_at_a_block_end():
-    # triu_tril_kernel<c10::Half, long, ...>: the stride is loaded into UR4:UR5 and copied
-    # to R8:R9; a block ends between the copy and the product, which moves R8:R9 into its
-    # own 64-bit register. The high word's product (UIMAD of UR5) names the stride's first
-    # register, the low word's (IMAD.WIDE of R8) the copy's: the same value.
-    summary = _kernel([
-        "LDC.64 R2, c[0x0][0x210]",
-        "LDC.64 R6, c[0x0][0x220]",
-        "LDG.E R10, desc[UR6][R6.64]",
-        "ULDC.64 UR4, c[0x0][0x218]",
-        "S2R R0, SR_TID.X",
-        "IADD3 R14, P0, R2, R0, RZ",
-        "IADD3.X R15, R3, RZ, RZ, P0, !PT",
-        "MOV R8, UR4",
-        "IMAD.U32 R9, RZ, RZ, UR5",
-        "ISETP.GE.AND P0, PT, R0, 0x10, PT",
-        "@P0 EXIT",
-        "UIMAD UR8, UR5, 0x3, URZ",
-        "IMAD.WIDE.U32 R16, R8, 0x3, R14",
-        "IADD3 R17, R17, UR8, RZ",
-        "STG.E desc[UR6][R16.64], R10",
-        "EXIT",
-    ], params=(("param_0", "b64", 0), ("param_1", "b64", 8), ("param_2", "b64", 16)))
+    # The high word's product (UIMAD of UR5) names the stride's first register, the low
+    # word's (IMAD.WIDE of R8) the copy's: the same value.
+    summary = _kernel(_COPY_AT_BLOCK_END, params=(("param_0", "b64", 0), ("param_1", "b64", 8),
+                                                  ("param_2", "b64", 16)))
     assert _write_terms(summary) == ["(3*param_1 + param_0 + %tid.x)"], summary.reasons
     assert summary.kernel_class == "conditional", summary.reasons
 
@@ -693,25 +698,8 @@ def test_64_bit_product_of_a_copy_never_mixes_two_strides():
     # As above, but UR4:UR5 is reloaded with another stride after the block end: the high
     # word's product is then of that stride, R8:R9 still holds the first, and the pair is
     # not x*k + c of either. Thread 0's address, word by word, must never be missed.
-    lines = [
-        "LDC.64 R2, c[0x0][0x210]",
-        "LDC.64 R6, c[0x0][0x220]",
-        "LDG.E R10, desc[UR6][R6.64]",
-        "ULDC.64 UR4, c[0x0][0x218]",
-        "S2R R0, SR_TID.X",
-        "IADD3 R14, P0, R2, R0, RZ",
-        "IADD3.X R15, R3, RZ, RZ, P0, !PT",
-        "MOV R8, UR4",
-        "IMAD.U32 R9, RZ, RZ, UR5",
-        "ISETP.GE.AND P0, PT, R0, 0x10, PT",
-        "@P0 EXIT",
-        "ULDC.64 UR4, c[0x0][0x228]",
-        "UIMAD UR8, UR5, 0x3, URZ",
-        "IMAD.WIDE.U32 R16, R8, 0x3, R14",
-        "IADD3 R17, R17, UR8, RZ",
-        "STG.E desc[UR6][R16.64], R10",
-        "EXIT",
-    ]
+    lines = list(_COPY_AT_BLOCK_END)
+    lines.insert(lines.index("@P0 EXIT") + 1, "ULDC.64 UR4, c[0x0][0x228]")
     summary = _kernel(lines, params=(("param_0", "b64", 0), ("param_1", "b64", 8),
                                      ("param_2", "b64", 16), ("param_3", "b64", 24)))
     assert _write_terms(summary) != ["(3*param_1 + param_0 + %tid.x)"]
