@@ -528,9 +528,7 @@ def _sign_extended_sum(lifter, instr, dest: Register, info, a_p: Register, b_hi,
                        s.source_version == lifter.state.writes.get(a_p.name, 0)), None)
     item = a_item or scaled
     if (len(carries) != 1 or len(lo_items) != 2 or item is None or
-            any(s.modifier is not None for s in lo_items) or
-            (a_item is not None and not a_item.unchanged(lifter)) or
-            info[2] in ("RZ", "URZ")):
+            any(s.modifier is not None for s in lo_items) or info[2] in ("RZ", "URZ")):
         return opaque_instruction(lifter, instr)
     b_item = next(s for s in lo_items if s is not item)
     wide = lifter.tmp("b64")
