@@ -24,6 +24,13 @@ Soundness. Every SASS instruction the rules of :mod:`kernelcheck.sass.lift_rules
 translate exactly defines its destinations as opaque values (loaded-from-memory when it
 loads), and every instruction that may write memory and is not modelled becomes an
 instruction with ``known=False``, which makes the analysis answer ``not_proven``.
+
+Work. Most instructions of a kernel compute values no address, branch or atomic reads (the
+math of an elementwise functor, the accumulators of a matrix product).
+:mod:`kernelcheck.sass.relevance` finds them, and the lifter leaves them unlifted: the
+registers they write lose their facts, and a lifted instruction that reads one of them
+before it is written again reads an opaque value, so leaving out too much could only cost
+precision. ``lift_kernel(..., every_instruction=True)`` lifts everything.
 """
 
 from __future__ import annotations
@@ -49,6 +56,7 @@ from kernelcheck.sass.frame import promote_stack_slots
 from kernelcheck.sass.inline import inline_subroutines
 from kernelcheck.sass.lift_state import LiftState, block_successors, is_predicate
 from kernelcheck.sass.params import param_cbank
+from kernelcheck.sass.relevance import irrelevant_instructions
 
 __all__ = ["LiftedFunction", "lift_function", "lift_module", "lift_kernel"]
 
@@ -97,7 +105,7 @@ class Lifter:
     def __init__(self, sass: Function, module: Module | None = None,
                  refused: dict[int, str] | None = None,
                  summarized: dict[int, tuple[tuple[str, ...], bool]] | None = None,
-                 divisions: dict | None = None):
+                 divisions: dict | None = None, every_instruction: bool = False):
         self.sass = sass
         self.module = module
         #: Local calls the inliner left in place, by SASS instruction index, with why.
@@ -108,6 +116,10 @@ class Lifter:
         #: Of those, the calls of ptxas's 64-bit division: the registers of its operands
         #: and quotient (:class:`kernelcheck.sass.division64.DivU64`).
         self.divisions = divisions or {}
+        #: SASS instructions whose results the analysis cannot need: their destinations
+        #: become opaque values, unlifted (:mod:`kernelcheck.sass.relevance`).
+        self.irrelevant = {} if every_instruction else irrelevant_instructions(
+            sass, self._summarized_reads())
         #: Why an emitted unmodelled instruction is unmodelled, by position in ``out``.
         self.why: dict[int, str] = {}
         self.cbank = param_cbank(sass)
@@ -133,6 +145,15 @@ class Lifter:
             for label in block.labels:
                 self.by_label[label] = block
 
+    def _summarized_reads(self) -> dict[int, tuple[str, ...]]:
+        """The registers each summarised call's lift reads (:func:`lift_memory.call`):
+        the operands of a 64-bit division, none for any other register-only subroutine."""
+        reads = {}
+        for index in self.summarized:
+            division = self.divisions.get(index)
+            reads[index] = () if division is None else division.dividend + division.divisor
+        return reads
+
     # ------------------------------------------------------------------ registers
     def reg(self, name: str) -> Register:
         """The virtual register of the SASS register ``name`` (not RZ/PT)."""
@@ -142,6 +163,8 @@ class Lifter:
             if len(_VIRTUAL) < _VIRTUAL_KEPT:
                 _VIRTUAL[name] = found
         self.types[found[0].name] = found[1]
+        if name in self.state.stale:
+            self._refresh(name, *found)
         return found[0]
 
     def pair_reg(self, lo: str) -> Register | None:
@@ -302,7 +325,10 @@ class Lifter:
                 self.sass_guard = () if guard is None else (guard.register, guard.negated)
             if plan and instr.index in plan.copies:
                 self._copy_division_operands(instr, plan.copies[instr.index])
-            lift_instruction(self, instr)
+            if instr.index in self.irrelevant:
+                self._skip(instr)
+            else:
+                lift_instruction(self, instr)
             if plan and instr.index in plan.results:
                 self._division_results(plan.results[instr.index])
             if self.stopped:
@@ -320,6 +346,23 @@ class Lifter:
             del self.out[saved[0]:]
             del self.origin[saved[1]:]
         return state
+
+    def _skip(self, instr: Instruction) -> None:
+        """Leave ``instr`` unlifted: the registers it writes lose their facts and become
+        stale (an opaque value if a lifted instruction reads them before writing them)."""
+        state = self.state
+        for name in self.irrelevant[instr.index]:
+            if name not in ("RZ", "URZ", "PT", "UPT"):
+                state.kill(name)
+                state.stale.add(name)
+
+    def _refresh(self, name: str, register: Register, kind: str) -> None:
+        """A read of a stale register: it gets an opaque value, unconditionally."""
+        self.state.stale.discard(name)
+        if kind == "pred":
+            self.emit("xor", ("pred",), (register,), guard=False)
+        else:
+            self.emit("prmt", ("b32",), (register,), guard=False)
 
     def _copy_division_operands(self, instr: Instruction, copies) -> None:
         """Copy the dividend and divisor of a recognised division while they are live."""
@@ -502,7 +545,8 @@ def _declarations(types: dict[str, str]) -> list[RegisterDecl]:
     return [RegisterDecl(kind, tuple(names)) for kind, names in sorted(grouped.items())]
 
 
-def lift_kernel(function: Function, module: Module | None = None) -> LiftedFunction:
+def lift_kernel(function: Function, module: Module | None = None,
+                every_instruction: bool = False) -> LiftedFunction:
     """Lift one SASS function, keeping the SASS origin of every lifted instruction.
 
     Subroutine calls are inlined first (:mod:`kernelcheck.sass.inline`) and spill slots of
@@ -516,6 +560,10 @@ def lift_kernel(function: Function, module: Module | None = None) -> LiftedFunct
         A SASS function (upper-case opcodes) with its parameter layout.
     module : Module, optional
         The SASS module holding it.
+    every_instruction : bool
+        Lift every instruction, also those whose results no address, predicate or atomic
+        can read (by default their destinations become opaque values:
+        :mod:`kernelcheck.sass.relevance`).
 
     Returns
     -------
@@ -523,7 +571,7 @@ def lift_kernel(function: Function, module: Module | None = None) -> LiftedFunct
     """
     inlined = promote_stack_slots(inline_subroutines(function))
     lifted = Lifter(inlined.function, module, inlined.refused, inlined.summarized,
-                    inlined.divisions).lift()
+                    inlined.divisions, every_instruction).lift()
     if inlined.function is function:
         return lifted
     table = inlined.origin

@@ -52,7 +52,7 @@ from kernelcheck.sass.lift_values import (
     write64,
 )
 
-__all__ = ["MEMORY_RULES", "call", "opaque_instruction"]
+__all__ = ["MEMORY_RULES", "REGISTER_ONLY", "call", "opaque_instruction"]
 
 _WIDTHS = {"U8": (1, "u8"), "S8": (1, "s8"), "U16": (2, "u16"), "S16": (2, "s16"),
            "64": (8, "b64"), "128": (16, "b128")}
@@ -65,7 +65,7 @@ _SAFE_SPACES = {"shared", "local", "const"}
 #: write: an over-count only makes more values opaque. ``LEPC`` loads the 64-bit program
 #: counter; the ``MMA`` forms write one accumulator fragment (at most 8 registers);
 #: ``UP2UR`` packs uniform predicates into a uniform register (sm_100).
-_REGISTER_ONLY = {"LEPC": 2, "HMMA": 8, "IMMA": 8, "DMMA": 8, "BMMA": 8, "I2FP": 1,
+REGISTER_ONLY = {"LEPC": 2, "HMMA": 8, "IMMA": 8, "DMMA": 8, "BMMA": 8, "I2FP": 1,
                   "F2FP": 1, "F2IP": 1, "VABSDIFF": 1, "VABSDIFF4": 1, "FMUL2": 2,
                   "FADD2": 2, "FFMA2": 2, "UP2UR": 1}
 
@@ -76,11 +76,11 @@ def opaque_instruction(lifter, instr: Instruction, skip_preds: bool = False) -> 
     the analysis must see."""
     if instr.opcode in _NO_GLOBAL_EFFECT:
         return _opaque_registers(lifter, _defs(instr))
-    if instr.opcode in _REGISTER_ONLY:
+    if instr.opcode in REGISTER_ONLY:
         first = instr.operands[0] if instr.operands else None
         if type(first) is Register and not is_predicate(first.name):
             sources = [r for r in (_virtual(lifter, n) for n in _uses(instr)) if r]
-            for name in _registers(lifter, first.name, _REGISTER_ONLY[instr.opcode]):
+            for name in _registers(lifter, first.name, REGISTER_ONLY[instr.opcode]):
                 if name not in ("RZ", "URZ"):
                     write32(lifter, name, lambda r: opaque32(lifter, r, sources))
             return

@@ -57,7 +57,7 @@ from kernelcheck.sass.lift_values import (
     write64,
 )
 
-__all__ = ["lift_instruction"]
+__all__ = ["TRANSLATED_OPCODES", "lift_instruction"]
 
 _CMP = {"LT": "lt", "LE": "le", "GT": "gt", "GE": "ge", "EQ": "eq", "NE": "ne"}
 _INVERSE = {"lt": "ge", "ge": "lt", "le": "gt", "gt": "le", "eq": "ne", "ne": "eq"}
@@ -834,5 +834,9 @@ _RULES = {
 _UNIFORM_BRANCHES = {"BRXU": _brx, "JMXU": _brx, "LDCU": _ldc}
 #: Rules that read a ``.64`` modifier themselves (a 64-bit move or constant load).
 _READS_64 = frozenset({"MOV", "UMOV", "MOV32I", "LDC", "ULDC", "CS2R"})
+#: Every opcode a rule translates; any other becomes opaque values or an unmodelled
+#: instruction (:func:`~kernelcheck.sass.lift_memory.opaque_instruction`).
+TRANSLATED_OPCODES = frozenset(_RULES) | frozenset(MODERN_RULES) | frozenset(
+    _UNIFORM_BRANCHES) | frozenset(MEMORY_RULES)
 
 _ = (SpecialRegister,)

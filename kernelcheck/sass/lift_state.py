@@ -61,33 +61,37 @@ def is_predicate(name: str) -> bool:
 class LiftState:
     """Facts per register (see the module documentation); plain dicts, copied per block."""
 
-    __slots__ = ("tags", "shl_source", "pending", "writes")
+    __slots__ = ("tags", "shl_source", "pending", "writes", "stale")
 
-    def __init__(self, tags=None, shl_source=None):
+    def __init__(self, tags=None, shl_source=None, stale=None):
         self.tags: dict[str, tuple] = dict(tags or {})
         self.shl_source: dict[str, tuple] = dict(shl_source or {})
         self.pending: dict[str, tuple] = {}
         #: How often each register was written in the current block (for snapshots).
         self.writes: dict[str, int] = {}
+        #: SASS registers an instruction left unlifted may have written since the lifted
+        #: code last defined them (:mod:`kernelcheck.sass.relevance`): a read gives them
+        #: an opaque value first.
+        self.stale: set[str] = set(stale or ())
 
     def copy(self) -> LiftState:
-        return LiftState(self.tags, self.shl_source)
+        return LiftState(self.tags, self.shl_source, self.stale)
 
     def __eq__(self, other) -> bool:
         return isinstance(other, LiftState) and self.tags == other.tags and (
-            self.shl_source == other.shl_source)
+            self.shl_source == other.shl_source) and self.stale == other.stale
 
     __hash__ = None  # type: ignore[assignment]
 
     @staticmethod
     def meet(states: list[LiftState]) -> LiftState:
-        """The facts common to every state."""
+        """The facts common to every state; the registers stale in any."""
         first = states[0]
         tags = {k: v for k, v in first.tags.items()
                 if all(s.tags.get(k) == v for s in states[1:])}
         shl = {k: v for k, v in first.shl_source.items()
                if all(s.shl_source.get(k) == v for s in states[1:])}
-        return LiftState(tags, shl)
+        return LiftState(tags, shl, set().union(*(s.stale for s in states)))
 
     def kill(self, name: str) -> None:
         """``name`` (a SASS register or a 64-bit virtual register) is written."""

@@ -13,7 +13,7 @@ from kernelcheck.ir.loops import natural_loops
 from kernelcheck.ir.nodes import ConstantRef
 from kernelcheck.ir.operands import access_kind, memory_space
 from kernelcheck.ptx.parser import parse_ptx_file
-from kernelcheck.sass.lift_memory import _REGISTER_ONLY
+from kernelcheck.sass.lift_memory import REGISTER_ONLY
 from kernelcheck.sass.params import param_at, param_references
 
 from .conftest import CUBINS, FIXTURES, needs_nvdisasm
@@ -45,7 +45,7 @@ def test_every_fixture_cubin_parses_into_ir(sass_images):
             assert offsets == list(range(0, 16 * len(offsets), 16))
             # Opcodes the operand tables do not describe are allowed only where the lift
             # models them itself (the MMA forms: register-only, every fragment register).
-            assert all(i.known or i.opcode in _REGISTER_ONLY
+            assert all(i.known or i.opcode in REGISTER_ONLY
                        for i in kernel.instructions), kernel.name
 
 
