@@ -191,7 +191,7 @@ def defs(instr: Instruction) -> tuple[str, ...]:
     ('%p1', '%p2')
     """
     if _is_sass(instr):
-        return _sass_defs(instr)
+        return _sass_registers(instr)[1]
     names: list[str] = []
     if instr.opcode == "call" and instr.operands and type(instr.operands[0]) is ParenList:
         # call (ret), f, (args): registers in the return list are written (a vector
@@ -243,7 +243,7 @@ def uses(instr: Instruction) -> tuple[str, ...]:
     ('%p1', '%rd1', '%f1')
     """
     if _is_sass(instr):
-        return _sass_uses(instr)
+        return _sass_registers(instr)[2]
     names: list[str] = []
     if instr.guard is not None:
         names.append(instr.guard.register)
@@ -621,6 +621,26 @@ def _sass_operand_registers(operand, count: int, out: list[str]) -> None:
                 _sass_expand(item.index.name, 1, out)
         elif kind is DescriptorRef:
             stack.extend(reversed(item.elements))
+
+
+#: :func:`_sass_registers` of the SASS instructions met lately, by ``id`` (the instruction
+#: is kept in its entry, so the id stays its own): the lifter, the CFG and the slicing of
+#: :mod:`kernelcheck.sass.relevance` each ask for the same instructions' registers.
+_SASS_REGISTERS: dict[int, tuple[Instruction, tuple[str, ...], tuple[str, ...]]] = {}
+_SASS_REGISTERS_KEPT = 1 << 17
+
+
+def _sass_registers(instr: Instruction) -> tuple[Instruction, tuple[str, ...],
+                                                 tuple[str, ...]]:
+    """``(instr, defs, uses)`` of a SASS instruction, from the memo when there."""
+    found = _SASS_REGISTERS.get(id(instr))
+    if found is not None and found[0] is instr:
+        return found
+    found = (instr, _sass_defs(instr), _sass_uses(instr))
+    if len(_SASS_REGISTERS) >= _SASS_REGISTERS_KEPT:
+        _SASS_REGISTERS.clear()
+    _SASS_REGISTERS[id(instr)] = found
+    return found
 
 
 def _sass_defs(instr: Instruction) -> tuple[str, ...]:
