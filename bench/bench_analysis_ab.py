@@ -95,11 +95,16 @@ def _slower_than(args, images: str, names: list[str]) -> list[str]:
 
 
 def _run_child(args, root: str, images: str, kernels: list[str]) -> dict:
-    spec = json.dumps({"root": root, "images": images, "kernels": kernels})
-    done = subprocess.run([sys.executable, __file__, "--file", args.file, "--arch", args.arch,
-                           "--timeout", str(args.timeout), "--child", spec],
-                          capture_output=True, text=True, env={**os.environ,
-                                                               "PYTHONHASHSEED": "0"})
+    # The spec goes through a file: thousands of kernel names overflow a command line.
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as spec:
+        json.dump({"root": root, "images": images, "kernels": kernels}, spec)
+    try:
+        done = subprocess.run([sys.executable, __file__, "--file", args.file, "--arch",
+                               args.arch, "--timeout", str(args.timeout), "--child",
+                               spec.name], capture_output=True, text=True,
+                              env={**os.environ, "PYTHONHASHSEED": "0"})
+    finally:
+        os.unlink(spec.name)
     if done.returncode:
         raise SystemExit(f"the version at {root} failed:\n{done.stderr}")
     return json.loads(done.stdout)
@@ -126,7 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     if args.child:
-        spec = json.loads(args.child)
+        with open(args.child) as source:
+            spec = json.load(source)
         json.dump(_child(spec["root"], spec["images"], spec["kernels"], args.timeout),
                   sys.stdout)
         return 0
