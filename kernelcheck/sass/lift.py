@@ -254,7 +254,10 @@ class Lifter:
             if not changed:
                 break
         else:
-            entry_states = {b.index: LiftState() for b in blocks}
+            # No fixpoint: no facts, and whatever an unlifted instruction writes is stale.
+            stale = {n for names in self.irrelevant.values() for n in names}
+            entry_states = {b.index: LiftState(stale=stale if k else ())
+                            for k, b in enumerate(blocks)}
         self.out, self.origin = [], []
         self.why = {}
         body: list = []

@@ -165,6 +165,29 @@ def test_a_wrong_answer_costs_precision_never_soundness(monkeypatch):
     assert any("unknown address" in reason for reason in summary.reasons)
 
 
+def test_without_a_fixpoint_what_was_left_out_stays_stale(monkeypatch):
+    # When the lift's fixpoint does not settle, every block starts from no facts; a
+    # register an unlifted instruction wrote in an earlier block must still read as
+    # opaque there.
+    lines = [
+        "S2R R0, SR_TID.X",
+        "LDC.64 R2, c[0x0][0x210]",
+        "IMAD.WIDE R2, R0, 0x4, R2",
+        "ISETP.GE.AND P0, PT, R0, 0x100, PT",
+        "@P0 EXIT",
+        "STG.E desc[UR4][R2.64], R0",
+        "EXIT",
+    ]
+    sass = _sass(lines)
+    wide = next(i for i in sass.instructions if i.opcode == "IMAD")
+    monkeypatch.setattr(lift_module, "irrelevant_instructions",
+                        lambda function, calls=None: {wide.index: ("R2", "R3")})
+    monkeypatch.setattr(lift_module, "_MAX_PASSES", 1)
+    summary = _summary(sass)
+    assert summary.kernel_class == "not_proven"
+    assert any("unknown address" in reason for reason in summary.reasons)
+
+
 def _normal(text: str) -> str:
     """A report without the names that count lifted instructions and blocks (they move
     when fewer instructions are lifted)."""
