@@ -66,8 +66,8 @@ _SAFE_SPACES = {"shared", "local", "const"}
 #: counter; the ``MMA`` forms write one accumulator fragment (at most 8 registers);
 #: ``UP2UR`` packs uniform predicates into a uniform register (sm_100).
 REGISTER_ONLY = {"LEPC": 2, "HMMA": 8, "IMMA": 8, "DMMA": 8, "BMMA": 8, "I2FP": 1,
-                  "F2FP": 1, "F2IP": 1, "VABSDIFF": 1, "VABSDIFF4": 1, "FMUL2": 2,
-                  "FADD2": 2, "FFMA2": 2, "UP2UR": 1}
+                 "F2FP": 1, "F2IP": 1, "VABSDIFF": 1, "VABSDIFF4": 1, "FMUL2": 2,
+                 "FADD2": 2, "FFMA2": 2, "UP2UR": 1}
 
 
 def opaque_instruction(lifter, instr: Instruction, skip_preds: bool = False) -> None:

@@ -79,7 +79,7 @@ _ATOMICS = frozenset({"ATOMG", "ATOM", "ATOMS", "RED", "REDG"})
 #: Opaque-valued instructions that the recognition of an integer division by a runtime
 #: value reads (:mod:`kernelcheck.sass.division`): the lifter replaces the quotient they
 #: compute by a ``div`` of the operands they read, so those operands stay relevant.
-_DIVISION_STEPS = frozenset({"I2F", "I2FP", "MUFU", "F2I", "F2IP", "IABS"})
+_DIVISION_STEPS = frozenset({"I2F", "MUFU", "F2I", "IABS"})
 _ALWAYS_TRUE = ("PT", "UPT")
 
 
