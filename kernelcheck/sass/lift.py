@@ -116,8 +116,9 @@ class Lifter:
         #: Of those, the calls of ptxas's 64-bit division: the registers of its operands
         #: and quotient (:class:`kernelcheck.sass.division64.DivU64`).
         self.divisions = divisions or {}
-        #: SASS instructions whose results the analysis cannot need: their destinations
-        #: become opaque values, unlifted (:mod:`kernelcheck.sass.relevance`).
+        #: SASS instructions whose results the analysis cannot need, with the registers
+        #: they write: left unlifted, those registers stale (:mod:`kernelcheck.sass.
+        #: relevance`, :meth:`_skip`).
         self.irrelevant = {} if every_instruction else irrelevant_instructions(
             sass, self._summarized_reads())
         #: Why an emitted unmodelled instruction is unmodelled, by position in ``out``.
@@ -565,8 +566,8 @@ def lift_kernel(function: Function, module: Module | None = None,
         The SASS module holding it.
     every_instruction : bool
         Lift every instruction, also those whose results no address, predicate or atomic
-        can read (by default their destinations become opaque values:
-        :mod:`kernelcheck.sass.relevance`).
+        can read (by default they are left unlifted, and a later read of what they wrote
+        reads an opaque value: :mod:`kernelcheck.sass.relevance`).
 
     Returns
     -------
