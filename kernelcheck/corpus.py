@@ -64,6 +64,11 @@ class KernelRecord:
     #: Seconds the idempotency analysis of this kernel took (stage ``analysis``); kept out
     #: of :meth:`to_json`, whose lines are the same from run to run.
     seconds: float | None = None
+    #: Whether the kernel's SASS, or a subroutine of its image, reads a constant bank the
+    #: image fills in (:func:`kernelcheck.sass.identity.reads_module_bank`): its record then
+    #: answers only for a kernel with the same code in an image with the same bank 4
+    #: (:mod:`kernelcheck.sharing`). Kept out of :meth:`to_json`.
+    reads_module_bank: bool = False
 
     def to_json(self) -> dict:
         """One JSON line's object (format :data:`JSONL_FORMAT_VERSION`)."""
@@ -126,6 +131,9 @@ class CorpusSummary:
     input_errors: tuple[str, ...] = ()
     #: The analysis time of each analysed kernel, in the order the records came.
     kernel_seconds: list[float] = field(default_factory=list)
+    #: Kernels answered by the record of a kernel with the same code (their time is the
+    #: renaming's; see :mod:`kernelcheck.sharing`).
+    kernels_shared: int = 0
 
     def add(self, record: KernelRecord) -> None:
         if record.kernel is None:
@@ -262,12 +270,14 @@ def analyse_image(job: ImageJob, stage: str = "structure", options: dict | None 
     ``analysis`` (and run the idempotency analysis: each record's ``analysis`` holds its
     :func:`~kernelcheck.output.records.kernel_record`). ``options`` of the analysis stage:
     ``kernel`` (a ``--kernel`` pattern), ``instance``, ``full_names`` and ``kernel_timeout``
-    (seconds one kernel's analysis may take, :mod:`kernelcheck.analysis.budget`).
+    (seconds one kernel's analysis may take, :mod:`kernelcheck.analysis.budget`). Any stage:
+    ``skip``, kernels to leave out (they get no record; see :mod:`kernelcheck.sharing`).
 
     Returns the records (one per kernel, or one image-level failure) and the seconds spent
     in ``nvdisasm``, ``parse`` and ``analysis``.
     """
     options = options or {}
+    skip = options.get("skip") or frozenset()
     from kernelcheck.errors import KernelcheckError
 
     timing = {"nvdisasm": 0.0, "parse": 0.0, "analysis": 0.0}
@@ -292,9 +302,11 @@ def analyse_image(job: ImageJob, stage: str = "structure", options: dict | None 
                                line_info=stage == "analysis" and has_line_info(cubin))
             timing["nvdisasm"] = time.perf_counter() - start
             start = time.perf_counter()
-            functions, failures = functions_of_cubin(cubin, code, filename=label)
+            functions, failures = functions_of_cubin(cubin, code, filename=label,
+                                                     skip=skip)
             kernel_names = {k.name for k in cubin.iter_kernels()}
             module = Module(None, (cubin.arch,), 64, source_files(code) + functions, label)
+            subroutines = [f for f in functions if not f.is_kernel]
             timing["parse"] = time.perf_counter() - start
         else:
             from kernelcheck.ptx.parser import parse_ptx
@@ -304,6 +316,7 @@ def analyse_image(job: ImageJob, stage: str = "structure", options: dict | None 
             timing["parse"] = time.perf_counter() - start
             functions, failures = module.functions, ()
             kernel_names = {f.name for f in module.kernels}
+            subroutines = []
     except KernelcheckError as error:
         return image_failure(error), timing
     except Exception as error:  # a fault of ours: still only this image fails
@@ -315,13 +328,13 @@ def analyse_image(job: ImageJob, stage: str = "structure", options: dict | None 
         chosen = set(match_kernels(options["kernel"], sorted(kernel_names)))
     records = [KernelRecord(**base, kernel=f.name, status="failed", cause=f.cause,
                             error=str(f.error))
-               for f in failures if f.name in kernel_names
+               for f in failures if f.name in kernel_names and f.name not in skip
                and (chosen is None or f.name in chosen)]
     start = time.perf_counter()
     for function in functions:
         if not function.is_kernel or function.body is None:
             continue
-        if chosen is not None and function.name not in chosen:
+        if (chosen is not None and function.name not in chosen) or function.name in skip:
             continue
         fields = {"instructions": len(function.instructions),
                   "blocks": len(function.blocks),
@@ -339,17 +352,27 @@ def analyse_image(job: ImageJob, stage: str = "structure", options: dict | None 
             started = time.perf_counter()
             fields["analysis"] = _idempotency(job, module, function, options)
             fields["seconds"] = time.perf_counter() - started
+        if job.kind == "cubin":
+            from kernelcheck.sass.identity import reads_module_bank
+
+            fields["reads_module_bank"] = reads_module_bank([function, *subroutines])
         records.append(KernelRecord(**base, kernel=function.name, status="ok", **fields))
     timing["analysis"] = time.perf_counter() - start
     return records, timing
 
 
 def corpus_tasks(planned: Sequence[ImageJob], stage: str = "structure",
-                 options: dict | None = None) -> Iterator[Task]:
-    """One keyed task per image (key: position, file name and image location)."""
+                 options: dict | None = None, skipped: dict | None = None,
+                 suffix: str = "") -> Iterator[Task]:
+    """One keyed task per image (key: position, file name and image location, then
+    ``suffix``); ``skipped`` maps an image's position to the kernels its task leaves out."""
+    skipped = skipped or {}
     for index, job in enumerate(planned):
-        yield Task(f"image-{index}-{os.path.basename(job.file)}:{job.image}", analyse_image,
-                   (job, stage, options))
+        chosen = options
+        if skipped.get(index):
+            chosen = {**(options or {}), "skip": skipped[index]}
+        yield Task(f"image-{index}-{os.path.basename(job.file)}:{job.image}{suffix}",
+                   analyse_image, (job, stage, chosen))
 
 
 def run_corpus(
@@ -364,6 +387,7 @@ def run_corpus(
     limit: int | None = None,
     executor=None,
     options: dict | None = None,
+    share: bool = True,
 ) -> CorpusSummary:
     """Analyse every kernel of ``path`` over ``jobs`` worker processes, or ``executor``.
 
@@ -390,6 +414,9 @@ def run_corpus(
     executor : LocalExecutor or DaskExecutor, optional
         Where images are analysed (:mod:`kernelcheck.executor`); ``jobs`` is then ignored.
         The caller keeps it open or closes it.
+    share : bool
+        Analyse a cubin kernel whose code is the same as an earlier kernel's only once, and
+        give the others that record, renamed (:mod:`kernelcheck.sharing`; default).
 
     Returns
     -------
@@ -412,45 +439,86 @@ def run_corpus(
     if limit is not None:
         planned = planned[:limit]
     summary = CorpusSummary(images=len(planned), input_errors=tuple(errors))
+    from kernelcheck.sharing import SharingPlan, plan_sharing
+
+    pattern = (options or {}).get("kernel")
+    sharing = plan_sharing(planned, pattern, share) if share or pattern else SharingPlan()
+    full_names = bool((options or {}).get("full_names"))
     # The bar counts bytes of device code, not images: a library's images range from one
     # kernel to hundreds, and their size follows the work far better than their number
     # (libtorch's first 30% of images hold under a tenth of its kernels).
-    meter = ProgressBar(sum(len(job.data) for job in planned), "B", progress, scaled=True)
-    finished = [0]
+    meter = ProgressBar(sum(len(job.data) for index, job in enumerate(planned)
+                            if index not in sharing.whole), "B", progress, scaled=True)
+    finished = [len(sharing.whole)]
 
-    def consume(records: list[KernelRecord], timing: dict, size: int) -> None:
+    def emit(record: KernelRecord) -> None:
+        summary.add(record)
+        if on_record is not None:
+            on_record(record)
+
+    def consume(index: int, records: list[KernelRecord], timing: dict, size: int) -> None:
         summary.nvdisasm_seconds += timing["nvdisasm"]
         summary.parse_seconds += timing["parse"]
         summary.analysis_seconds += timing["analysis"]
         for record in records:
-            summary.add(record)
-            if on_record is not None:
-                on_record(record)
+            emit(record)
+            for copy in sharing.copies(index, record, planned, full_names):
+                emit(copy)
         finished[0] += 1
         meter.step(f"{finished[0]}/{summary.images} images, {summary.kernels} kernels, "
                    f"{summary.kernels_failed} failed", count=size)
 
-    by_key = {}
-    tasks = []
-    for task in corpus_tasks(planned, stage, options):
-        by_key[task.key] = task.args[0]
-        tasks.append(task)
-    del planned
     own = executor is None
     executor = executor or LocalExecutor(jobs)
     try:
-        for result in executor.run(tasks):
-            size = len(by_key[result.key].data)
+        tasks = [(task, index) for index, task in
+                 enumerate(corpus_tasks(planned, stage, options, sharing.skipped))
+                 if index not in sharing.whole]
+        by_key = {task.key: index for task, index in tasks}
+        for result in executor.run([task for task, _ in tasks]):
+            index = by_key[result.key]
+            size = len(planned[index].data)
             if result.ok:
-                consume(*result.value, size)
+                consume(index, *result.value, size)
             else:
-                consume(*_dead_worker(by_key[result.key], result.lost), size)
+                consume(index, *_dead_worker(planned[index], result.lost), size)
+        _analyse_unresolved(planned, stage, options, sharing, executor, emit)
     finally:
         meter.finish()
         if own:
             executor.close()
+    summary.kernels_shared = sharing.answered
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+def _analyse_unresolved(planned: Sequence[ImageJob], stage: str, options: dict | None,
+                        sharing, executor, emit: Callable[[KernelRecord], None]) -> None:
+    """Analyse in their own images the copies whose first kernel got no record; an image
+    that fails now gives each of those kernels a failed record with the image's cause."""
+    left = sharing.unresolved()
+    if not left:
+        return
+    from kernelcheck.binary.cubin import CubinFile
+
+    skipped = {}
+    for index, kernels in left.items():
+        names = CubinFile(planned[index].data).kernel_names()
+        skipped[index] = frozenset(n for n in names if n not in kernels)
+    by_key = {task.key: (index, task) for index, task in
+              enumerate(corpus_tasks(planned, stage, options, skipped, suffix="-alone"))
+              if index in left}
+    for result in executor.run([task for _, task in by_key.values()]):
+        index = by_key[result.key][0]
+        job = planned[index]
+        records = (result.value[0] if result.ok else _dead_worker(job, result.lost)[0])
+        for record in records:
+            if record.kernel is not None:
+                emit(record)
+                continue
+            for kernel in sorted(left[index]):
+                emit(KernelRecord(job.file, job.image, job.arch, record.language, kernel,
+                                  "failed", record.cause, record.error))
 
 
 def _dead_worker(job: ImageJob, why: str) -> tuple[list[KernelRecord], dict]:

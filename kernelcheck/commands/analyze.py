@@ -11,7 +11,9 @@ Each kernel gets its idempotency class (:mod:`kernelcheck.analysis.summary`): ``
 reason). ``--format text`` (the default) adds its structure; ``json`` writes one document;
 ``jsonl`` and ``sarif`` write one record per kernel (:mod:`kernelcheck.output.records`),
 analysing the images of the inputs one by one (over ``--jobs`` worker processes, or Dask),
-so they suit whole libraries; ``--kernel-timeout`` bounds the analysis of each kernel
+so they suit whole libraries (a kernel whose code is the same as one already analysed
+gets that record, renamed: :mod:`kernelcheck.sharing`); ``--kernel-timeout`` bounds the
+analysis of each kernel
 (:mod:`kernelcheck.analysis.budget`: past it, the kernel is ``not_proven``). ``--fail-on``
 sets the exit status
 (:mod:`kernelcheck.commands.exitcodes`). ``--instance`` with ``--kernel``, ``--grid`` and
@@ -96,6 +98,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="stop the analysis of a kernel that runs past SECONDS and report "
                              "it not_proven ('analysis budget of SECONDS s exceeded'), for "
                              "whole libraries (default: no budget)")
+    parser.add_argument("--no-sharing", dest="sharing", action="store_false",
+                        help="with --format jsonl or sarif, analyse every kernel even when "
+                             "another kernel of the inputs has the same code (by default "
+                             "such a kernel gets that kernel's record, renamed)")
     from kernelcheck.executor import add_executor_options
 
     add_executor_options(parser, with_jobs=False)
@@ -466,7 +472,7 @@ def _library_records(inputs: list[InputFile], args: argparse.Namespace
     with executor_from_args(args, jobs=jobs) as executor:
         summary = run_corpus(inputs, arch=args.arch, prefer=args.prefer, stage="analysis",
                              on_record=keep, executor=executor, options=options,
-                             progress=progress_enabled(args.quiet))
+                             progress=progress_enabled(args.quiet), share=args.sharing)
     if args.kernel is not None and not records and not failures:
         raise KernelcheckError(f"no kernel matches {args.kernel!r} in "
                                f"{', '.join(i.path for i in inputs[:3])}"
@@ -476,6 +482,9 @@ def _library_records(inputs: list[InputFile], args: argparse.Namespace
         say(f"kernelcheck: {summary.images} image(s), {summary.kernels} kernel(s): {ok} "
             f"analysed, {summary.kernels_failed} failed, {summary.images_failed} image(s) "
             f"failed, in {summary.seconds:.1f} s")
+        if summary.kernels_shared:
+            say(f"kernelcheck: {summary.kernels_shared} kernel(s) have the same code as a "
+                "kernel analysed before them and got its record")
         quantiles = summary.kernel_time_quantiles()
         if quantiles is not None:
             say("kernelcheck: analysis time per kernel: median {}, p90 {}, max {}".format(

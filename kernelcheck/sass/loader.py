@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import gc
 import struct
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from kernelcheck.binary.cubin import CubinFile
@@ -32,7 +33,8 @@ from kernelcheck.sass.function import function_from_sass, label_for_offset
 from kernelcheck.sass.params import PARAM_CBANK_DIRECTIVE, params_from_kparam_info
 
 __all__ = ["FunctionFailure", "SassImage", "load_cubin_sass", "module_from_cubin",
-           "functions_of_cubin", "local_code_symbols"]
+           "functions_of_cubin", "local_code_symbols", "bank_functions", "bank_objects",
+           "bank2_words"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,8 +90,10 @@ def functions_of_cubin(
     code: dict[str, SassFunction],
     *,
     filename: str | None = None,
+    skip: Collection[str] = (),
 ) -> tuple[tuple[Function, ...], tuple[FunctionFailure, ...]]:
-    """Parse every disassembled function of ``cubin`` (kernels first, in symbol order).
+    """Parse every disassembled function of ``cubin`` (kernels first, in symbol order),
+    except the kernels named in ``skip``.
 
     The cyclic garbage collector is paused while the functions are built: a library image
     yields millions of small acyclic IR objects, and the collector's repeated scans of them
@@ -98,20 +102,20 @@ def functions_of_cubin(
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _functions_of_cubin(cubin, code, filename)
+        return _functions_of_cubin(cubin, code, filename, frozenset(skip))
     finally:
         if collecting:
             gc.enable()
 
 
-def _bank_functions(cubin: CubinFile) -> tuple[tuple[int, int, str], ...]:
+def bank_functions(cubin: CubinFile) -> tuple[tuple[int, int, str], ...]:
     """The function addresses constant bank 4 holds (see :mod:`kernelcheck.sass.calls`)."""
     functions = {name for name, _, kind, _ in cubin.symbols if kind == "STT_FUNC"}
     return tuple(sorted((4, offset, name) for offset, name in
                         cubin.constant_bank_symbols(4).items() if name in functions))
 
 
-def _bank_objects(cubin: CubinFile) -> tuple[tuple[int, int, str], ...]:
+def bank_objects(cubin: CubinFile) -> tuple[tuple[int, int, str], ...]:
     """The addresses of module variables constant bank 4 holds (see
     :func:`kernelcheck.sass.calls.bank_objects`)."""
     objects = {name for name, _, kind, _ in cubin.symbols if kind == "STT_OBJECT"}
@@ -119,7 +123,7 @@ def _bank_objects(cubin: CubinFile) -> tuple[tuple[int, int, str], ...]:
                         cubin.constant_bank_symbols(4).items() if name in objects))
 
 
-def _bank2_words(cubin: CubinFile, name: str) -> tuple[tuple[int, int], ...]:
+def bank2_words(cubin: CubinFile, name: str) -> tuple[tuple[int, int], ...]:
     """``((offset, value), ...)``: the 32-bit words of the function's constant bank 2 (the
     compiler's constants, ``.nv.constant2.<name>``) that no relocation fills in."""
     section = f".nv.constant2.{name}"
@@ -133,15 +137,16 @@ def _bank2_words(cubin: CubinFile, name: str) -> tuple[tuple[int, int], ...]:
                  if k not in relocated)
 
 
-def _functions_of_cubin(cubin, code, filename):
+def _functions_of_cubin(cubin, code, filename, skip):
     symbols = local_code_symbols(cubin)
     files = _file_numbers(code)
-    called = _bank_functions(cubin)
+    called = bank_functions(cubin)
     shared = ((CBANK_FUNCTIONS_DIRECTIVE, called),) if called else ()
-    objects = _bank_objects(cubin)
+    objects = bank_objects(cubin)
     shared += ((CBANK_OBJECTS_DIRECTIVE, objects),) if objects else ()
     kernels = {k.name: k for k in cubin.iter_kernels()}
-    order = [n for n in kernels if n in code] + [n for n in code if n not in kernels]
+    order = [n for n in kernels if n in code and n not in skip]
+    order += [n for n in code if n not in kernels]
     functions: list[Function] = []
     failures: list[FunctionFailure] = []
     for name in order:
@@ -160,7 +165,7 @@ def _functions_of_cubin(cubin, code, filename):
         if kernel is not None:
             for record in kernel.find(BRANCH_TARGETS_DIRECTIVE):
                 branches += decode_branch_targets(record.payload)
-        constants = _bank2_words(cubin, name)
+        constants = bank2_words(cubin, name)
         if constants:
             directives += ((CBANK2_DIRECTIVE, constants),)
         labels = None
