@@ -482,7 +482,7 @@ def run_corpus(
                 consume(index, *result.value, size)
             else:
                 consume(index, *_dead_worker(planned[index], result.lost), size)
-        _analyse_unresolved(planned, stage, options, sharing, executor, emit)
+        _analyse_unresolved(planned, stage, options, sharing, executor, emit, summary)
     finally:
         meter.finish()
         if own:
@@ -493,7 +493,8 @@ def run_corpus(
 
 
 def _analyse_unresolved(planned: Sequence[ImageJob], stage: str, options: dict | None,
-                        sharing, executor, emit: Callable[[KernelRecord], None]) -> None:
+                        sharing, executor, emit: Callable[[KernelRecord], None],
+                        summary: CorpusSummary) -> None:
     """Analyse in their own images the copies whose first kernel got no record; an image
     that fails now gives each of those kernels a failed record with the image's cause."""
     left = sharing.unresolved()
@@ -511,7 +512,10 @@ def _analyse_unresolved(planned: Sequence[ImageJob], stage: str, options: dict |
     for result in executor.run([task for _, task in by_key.values()]):
         index = by_key[result.key][0]
         job = planned[index]
-        records = (result.value[0] if result.ok else _dead_worker(job, result.lost)[0])
+        records, timing = result.value if result.ok else _dead_worker(job, result.lost)
+        summary.nvdisasm_seconds += timing["nvdisasm"]
+        summary.parse_seconds += timing["parse"]
+        summary.analysis_seconds += timing["analysis"]
         for record in records:
             if record.kernel is not None:
                 emit(record)

@@ -14,7 +14,10 @@ How the call is stopped depends on the thread it runs in:
   exception in the analysing thread (``PyThreadState_SetAsyncExc``).
 
 Either way the exception arrives between two Python bytecodes: a call into native code
-finishes first. Z3 queries, the native calls that can run for seconds, take the time left
+finishes first. Code that a raise must not cut in two, such as the Python bindings of Z3
+(a raise between making a native object and counting its reference leaves a pointer that
+is freed twice later), runs in a :func:`shielded` block: a stop that comes during it waits
+for the block to end. Z3 queries, the native calls that can run for seconds, take the time left
 (:func:`seconds_left`) as their wall-clock limit, so a budget spent during a proof ends the
 proof ("unknown": not proven) instead of waiting for the solver's own limit. It is a
 :class:`BaseException`, so the analysis' own ``except Exception`` handlers, which turn a
@@ -39,15 +42,58 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TypeVar
 
-__all__ = ["BudgetExceeded", "within_budget", "budget_reason", "seconds_left"]
+__all__ = ["BudgetExceeded", "within_budget", "budget_reason", "seconds_left", "shielded"]
 
 T = TypeVar("T")
 
 #: The monotonic time the budget of the analysis running in this thread ends (``deadline``).
 _CLOCK = threading.local()
+
+
+#: Per thread (by identity): ``[depth of shielded blocks, whether a stop waits for them]``.
+_SHIELDS: dict[int, list] = {}
+
+
+@contextmanager
+def shielded() -> Iterator[None]:
+    """Hold a budget stop back while the block runs; one that came meanwhile is raised when
+    the outermost block ends. For code a raise must not cut in two (calls into Z3's
+    bindings); such a block must be short, or bounded by the budget itself (a solver query
+    takes :func:`seconds_left` as its limit).
+
+    >>> def work():
+    ...     with shielded():
+    ...         time.sleep(0.1)  # the budget runs out in here
+    ...         done.append(True)
+    >>> done = []
+    >>> try:
+    ...     within_budget(work, 0.02)
+    ... except BudgetExceeded:
+    ...     print("stopped after the block:", done)
+    stopped after the block: [True]
+    """
+    state = _SHIELDS.setdefault(threading.get_ident(), [0, False])
+    state[0] += 1
+    try:
+        yield
+    finally:
+        state[0] -= 1
+        if state[0] == 0 and state[1]:
+            state[1] = False
+            raise BudgetExceeded
+
+
+def _held_back(ident: int) -> bool:
+    """Whether thread ``ident`` is in a shielded block; if so its stop is left to the block."""
+    state = _SHIELDS.get(ident)
+    if state is None or state[0] == 0:
+        return False
+    state[1] = True
+    return True
 
 
 def seconds_left() -> float | None:
@@ -111,6 +157,9 @@ def within_budget(call: Callable[[], T], seconds: float | None) -> T:
         raise
     finally:
         _CLOCK.deadline = outer
+        state = _SHIELDS.get(threading.get_ident())
+        if state is not None and outer is None:
+            state[1] = False  # no stop of this budget waits for a later block
 
 
 #: Seconds between two raises once the budget is spent: a raise that lands in a finaliser
@@ -144,7 +193,7 @@ def _forget_kernel_caches() -> None:
 
 def _with_alarm(call: Callable[[], T], seconds: float) -> T:
     def late(signum, frame) -> None:
-        if _within_call(frame, call):
+        if _within_call(frame, call) and not _held_back(threading.get_ident()):
             raise BudgetExceeded
 
     started = time.monotonic()
@@ -174,6 +223,8 @@ def _with_thread_timer(call: Callable[[], T], seconds: float) -> T:
         # disarm() for it, and withdraws what is set here before it goes further.
         if not armed[0] or not _within_call(sys._current_frames().get(target), call):
             return False
+        if _held_back(target):
+            return True  # the shielded block raises it as it ends
         ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(target),
                                                    ctypes.py_object(BudgetExceeded))
         return True

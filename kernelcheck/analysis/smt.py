@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import time
 
+from kernelcheck.analysis.budget import shielded
 from kernelcheck.analysis.terms import (
     DIMS,
     Add,
@@ -352,6 +353,7 @@ def _linear(t, sign: int, sums: dict) -> None:
             sums[t] = sums.get(t, 0) + k
 
 
+@shielded()
 def _never_overlap(write_addr, write_width, read_addr, read_width, timeout_ms) -> SmtResult:
     widths = [_width(write_addr), _width(read_addr)]
     if None in widths or max(widths) > _LIMIT:
@@ -379,6 +381,7 @@ def _never_overlap(write_addr, write_width, read_addr, read_width, timeout_ms) -
     return SmtResult(answer == z3.unsat, str(answer), time.perf_counter() - start)
 
 
+@shielded()
 def prove_same_address(read_addr, write_addr, timeout_ms: int = TIMEOUT_MS, lo: int = 0,
                        hi: int = 0) -> SmtResult:
     """Prove that one thread's read and write always hit the same address, and can run.

@@ -42,6 +42,7 @@ are left out (fewer assumptions, still sound).
 
 from __future__ import annotations
 
+from kernelcheck.analysis.budget import shielded
 from kernelcheck.analysis.refute import counterexample
 from kernelcheck.analysis.smt import _Encoder, check, load_z3
 from kernelcheck.analysis.terms import (
@@ -309,6 +310,7 @@ def prove_equal_under(literals, a: Term, b: Term) -> bool:
     return solver_proves_equal_under(literals, a, b)
 
 
+@shielded()
 def solver_proves_equal_under(literals, a: Term, b: Term) -> bool:
     """:func:`prove_equal_under` by Z3 alone."""
     z3 = load_z3()
@@ -328,6 +330,7 @@ def solver_proves_equal_under(literals, a: Term, b: Term) -> bool:
     return check(solver, TIMEOUT_MS) == z3.unsat
 
 
+@shielded()
 def prove_entry(paths, bound: Term, stride: Term, unroll: int) -> bool:
     """Whether ``Inv`` (module notes) holds for the first value of every entry path.
 
@@ -384,6 +387,7 @@ def _last_iteration(z3, encoder, trip: TripMax):
     return None
 
 
+@shielded()
 def prove_count(literals, trip: TripMax, first: Term, bound: Term, step: Term) -> bool:
     """Whether every iteration ``k`` a loop counted by ``trip`` runs keeps ``first +
     k*step < bound``, on every execution where ``literals`` (the loop's entry edge) hold.

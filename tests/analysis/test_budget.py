@@ -180,3 +180,75 @@ def test_a_proof_ends_with_the_budget_not_at_its_own_limit(where):
     assert answers[0] == "stopped"
     assert answers[1] < 3.0
     assert seconds_left() is None
+
+
+def _in_thread(call):
+    results = []
+    worker = threading.Thread(target=lambda: results.append(call()))
+    worker.start()
+    worker.join(60)
+    assert not worker.is_alive()
+    return results[0]
+
+
+@pytest.mark.parametrize("where", ["main", "thread"])
+def test_a_stop_waits_for_the_shielded_block_and_comes_right_after(where):
+    from kernelcheck.analysis.budget import shielded
+
+    def run():
+        done = []
+
+        def work():
+            with shielded():
+                _spin(0.3)  # the budget runs out in here
+                done.append("block")
+            done.append("after the block")  # never reached
+            return _spin()
+
+        started = time.monotonic()
+        outcome = _outcome(work, 0.05)
+        return outcome, done, time.monotonic() - started
+
+    outcome, done, took = run() if where == "main" else _in_thread(run)
+    assert outcome == "stopped" and done == ["block"]
+    assert 0.3 <= took < 1.0
+    # Nothing waits into the next budget: a call that ends in time is not stopped.
+    from kernelcheck.analysis.budget import shielded
+
+    def quick():
+        with shielded():
+            return "finished"
+
+    assert (_outcome(quick, 5.0) if where == "main"
+            else _in_thread(lambda: _outcome(quick, 5.0))) == "finished"
+
+
+@pytest.mark.parametrize("where", ["main", "thread"])
+def test_stops_never_cut_the_z3_bindings_of_a_proof(where, capfd):
+    """Hundreds of stops landing while queries are built and checked: each is a clean
+    BudgetExceeded (a stop inside the bindings used to surface as ctypes' ArgumentError,
+    or as Z3's own assertion message on stderr)."""
+    from kernelcheck.analysis.smt import prove_same_address
+    from kernelcheck.analysis.terms import Param, Special, add, mul
+
+    i = Special("%tid.x")
+    long_sum = i
+    for k in range(40):  # a query whose encoding makes many calls into the bindings
+        long_sum = add(long_sum, mul(Param(f"p{k}", 4 * k, 4), i))
+
+    def proofs():
+        while True:
+            prove_same_address(long_sum, add(long_sum, i))
+
+    def run():
+        outcomes = []
+        for k in range(120):
+            try:
+                outcomes.append(_outcome(proofs, 0.002 + (k % 5) * 0.001))
+            except Exception as error:  # noqa: BLE001 - what this test looks for
+                outcomes.append(type(error).__name__)
+        return outcomes
+
+    outcomes = run() if where == "main" else _in_thread(run)
+    assert set(outcomes) == {"stopped"}
+    assert "ASSERTION VIOLATION" not in capfd.readouterr().err
