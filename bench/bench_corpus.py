@@ -66,6 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, help="only the first N images (a sample)")
     parser.add_argument("--stage", choices=("ir", "structure"), default="ir")
     parser.add_argument("--jsonl", help="also write the per-kernel records here")
+    parser.add_argument("--no-sharing", dest="share", action="store_false",
+                        help="parse every kernel, also those with the same code as an "
+                             "earlier one (kernelcheck.sharing)")
     parser.add_argument("--analyze", type=int, metavar="N",
                         help="idempotency analysis of the SASS of N images spread over "
                              "the library")
@@ -100,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
             sink.write(json.dumps(item.to_json()) + "\n")
 
     summary = run_corpus(path, arch=args.arch, jobs=args.jobs, stage=args.stage,
-                         on_record=record, limit=args.limit)
+                         on_record=record, limit=args.limit, share=args.share)
     if sink is not None:
         sink.close()
     worker = summary.nvdisasm_seconds + summary.parse_seconds + summary.analysis_seconds
@@ -118,7 +121,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{summary.parse_seconds:.1f} s ({100 * summary.parse_seconds / worker:.0f}%), "
               f"analysis {summary.analysis_seconds:.1f} s")
     print(f"  kernels parsed {ok}, failed {summary.kernels_failed}; "
-          f"images failed {summary.images_failed}")
+          f"images failed {summary.images_failed}; records shared with a kernel of the "
+          f"same code {summary.kernels_shared}")
     for cause, count in summary.causes.most_common():
         print(f"    {count:6d}  {cause}: e.g. {first_failures.get(cause, '')}")
     if args.limit is not None and summary.images and summary.images < total_images:
