@@ -17,6 +17,7 @@ Only the SASS of cubins is shared; PTX is analysed kernel by kernel.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -120,26 +121,36 @@ def renamed_record(record, job, kernel: str, full_names: bool = False):
     """``record`` (a :class:`~kernelcheck.corpus.KernelRecord`) as the record of ``kernel``
     in ``job``: every string naming the original kernel, image or file names the copy's."""
     from kernelcheck.names import name_forms, short_name
+    from kernelcheck.sass.identity import symbol_pattern
 
-    pairs = [(old, new) for old, new in ((record.kernel, kernel), (record.image, job.image),
-                                         (record.file, job.file)) if old and old != new]
+    # One pass over each string, so nothing put in is replaced again: the file and image
+    # wherever they occur, the kernel's name as a whole symbol (symbol_pattern).
+    new = {}
+    patterns = []
+    for old, replacement, pattern in ((record.file, job.file, re.escape(record.file)),
+                                      (record.image, job.image, re.escape(record.image)),
+                                      (record.kernel, kernel, symbol_pattern(record.kernel))):
+        if old and old != replacement:
+            new[old] = replacement
+            patterns.append(pattern)
+    expression = re.compile("|".join(f"(?:{p})" for p in patterns)) if patterns else None
     analysis = record.analysis
     if analysis is not None:
-        analysis = _renamed(analysis, pairs)
+        analysis = _renamed(analysis, expression, new)
         demangled = name_forms(kernel)[0]
         analysis["demangled"] = demangled
         analysis["name"] = demangled if full_names else short_name(kernel)
     return replace(record, file=job.file, image=job.image, arch=job.arch, kernel=kernel,
-                   error=_renamed(record.error, pairs), analysis=analysis)
+                   error=_renamed(record.error, expression, new), analysis=analysis)
 
 
-def _renamed(value, pairs: list[tuple[str, str]]):
-    if isinstance(value, str):
-        for old, new in pairs:
-            value = value.replace(old, new)
+def _renamed(value, expression: re.Pattern | None, new: dict[str, str]):
+    if expression is None:
         return value
+    if isinstance(value, str):
+        return expression.sub(lambda match: new[match.group(0)], value)
     if isinstance(value, dict):
-        return {key: _renamed(item, pairs) for key, item in value.items()}
+        return {key: _renamed(item, expression, new) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
-        return type(value)(_renamed(item, pairs) for item in value)
+        return type(value)(_renamed(item, expression, new) for item in value)
     return value

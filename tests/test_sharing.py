@@ -129,3 +129,27 @@ def test_the_cli_says_how_many_kernels_were_shared(corpus, tmp_path, capsys):
     assert main(["analyze", *corpus, "--format", "jsonl", "-o", str(out),
                  "--no-sharing"]) == 0
     assert "the same code" not in capsys.readouterr().err
+
+
+def test_renaming_touches_names_not_words_that_contain_them():
+    from kernelcheck.sharing import renamed_record
+
+    class Job:
+        file, image, arch = "/lib/b.so", ".nv_fatbin[2]#0 @0x40", "sm_90"
+
+    reason = ("write at an unknown address in add at STG.E /*0040*/; "
+              "call to $add$__internal_0 in /lib/a.so:.nv_fatbin[1]#0 @0x10")
+    record = KernelRecord("/lib/a.so", ".nv_fatbin[1]#0 @0x10", "sm_90", "sass", "add", "ok",
+                          analysis={"kernel": "add", "name": "add", "demangled": "add",
+                                    "reasons": [reason],
+                                    "results": [{"locations": [{"file": "/lib/a.so",
+                                                                "kernel": "add"}]}]})
+    copy = renamed_record(record, Job(), "sub")
+    assert (copy.file, copy.image, copy.kernel) == (Job.file, Job.image, "sub")
+    assert copy.analysis["reasons"] == [
+        "write at an unknown address in sub at STG.E /*0040*/; "
+        "call to $sub$__internal_0 in /lib/b.so:.nv_fatbin[2]#0 @0x40"]
+    assert copy.analysis["results"][0]["locations"] == [{"file": "/lib/b.so",
+                                                          "kernel": "sub"}]
+    assert (copy.analysis["kernel"], copy.analysis["name"]) == ("sub", "sub")
+    assert record.analysis["kernel"] == "add"  # the original is left as it was

@@ -8,8 +8,8 @@ its IR from, so two kernels with equal inputs there have the same analysis up to
 names, and one analysis can answer for both (:mod:`kernelcheck.sharing`).
 
 :func:`kernel_keys` hashes, for each kernel, exactly those inputs, with the kernel's own
-name replaced by a placeholder wherever a symbol holds it (its local subroutines are named
-after it):
+name replaced by a placeholder wherever a symbol holds it as a whole part
+(:func:`symbol_pattern`: its local subroutines are named after it):
 
 * the architecture, the bytes of its ``.text`` section and the relocations applied to it
   (offset, type, symbol, addend: nvdisasm prints the symbols in the code);
@@ -33,6 +33,7 @@ are the image's, not the code's.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable
 
 from kernelcheck.binary.cubin import CubinFile
@@ -46,7 +47,7 @@ from kernelcheck.sass.loader import (
     local_code_symbols,
 )
 
-__all__ = ["kernel_keys", "bank4_digest", "reads_module_bank"]
+__all__ = ["kernel_keys", "bank4_digest", "reads_module_bank", "symbol_pattern"]
 
 _PLACEHOLDER = "\x00kernel\x00"
 
@@ -96,12 +97,21 @@ def reads_module_bank(functions: Iterable[Function]) -> bool:
     return False
 
 
+def symbol_pattern(name: str) -> str:
+    """A regular expression for ``name`` as a whole symbol, or a whole part of one between
+    ``$`` or ``.`` separators (``$vec_add$__internal_0``), never inside a longer identifier
+    (``add`` is not in ``address``)."""
+    return rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])"
+
+
 def _code(cubin: CubinFile, names: list[str], functions: set[str],
           symbols: dict[str, dict[str, int]], kernel: str | None) -> list:
     """The code of the functions ``names`` and of every function their relocations name,
     with ``kernel``'s name replaced by a placeholder."""
+    own = re.compile(symbol_pattern(kernel)) if kernel else None
+
     def plain(text: str) -> str:
-        return text.replace(kernel, _PLACEHOLDER) if kernel else text
+        return own.sub(_PLACEHOLDER, text) if own else text
 
     parts = []
     pending = list(dict.fromkeys(names))
