@@ -37,7 +37,14 @@ import re
 from collections.abc import Iterable
 
 from kernelcheck.binary.cubin import CubinFile
-from kernelcheck.ir.nodes import ConstantRef, Function
+from kernelcheck.ir.nodes import (
+    BracketList,
+    ConstantRef,
+    Function,
+    ModifiedOperand,
+    ParenList,
+    VectorOperand,
+)
 from kernelcheck.sass.calls import BRANCH_TARGETS_DIRECTIVE
 from kernelcheck.sass.loader import (
     bank2_words,
@@ -91,9 +98,16 @@ def reads_module_bank(functions: Iterable[Function]) -> bool:
     parameters' (bank 0) and its own constants (bank 2), or a bank chosen by a register."""
     for function in functions:
         for instr in function.instructions:
-            for operand in instr.operands:
-                if isinstance(operand, ConstantRef) and operand.bank not in (0, 2):
-                    return True
+            pending = list(instr.operands)
+            while pending:
+                operand = pending.pop()
+                if isinstance(operand, ConstantRef):
+                    if operand.bank not in (0, 2):
+                        return True
+                elif isinstance(operand, ModifiedOperand):  # -c[0x4][0x10], c[..].H1
+                    pending.append(operand.operand)
+                elif isinstance(operand, (VectorOperand, ParenList, BracketList)):
+                    pending.extend(operand.elements)
     return False
 
 

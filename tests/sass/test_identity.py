@@ -78,3 +78,20 @@ def test_reads_module_bank(name, reads):
     # kernels read parameters and launch values (bank 0) only.
     module = module_from_cubin(read(name))
     assert any(reads_module_bank([k]) for k in module.kernels) is reads
+
+
+@pytest.mark.parametrize("text, reads", [
+    ("IADD3 R0, R1, c[0x0][0x210], RZ", False),
+    ("FADD R0, R1, c[0x2][0x8]", False),
+    ("LDC.64 R2, c[0x4][R2]", True),
+    ("FADD R0, R1, -c[0x4][0x10]", True),
+    ("HADD2 R0, R1, c[0x3][0x0].H0_H0", True),
+    ("LDC R0, cx[UR4][0x10]", True),
+])
+def test_reads_module_bank_finds_the_bank_under_modifiers(text, reads):
+    from kernelcheck.binary.nvdisasm import SassFunction, SassInstruction
+    from kernelcheck.sass.function import function_from_sass
+
+    function = function_from_sass(SassFunction("k", (SassInstruction(0, text),
+                                                     SassInstruction(16, "EXIT"))))
+    assert reads_module_bank([function]) is reads
