@@ -264,11 +264,13 @@ _z3_ready = False
 
 
 def _quiet_unraisable() -> None:
-    """Drop a :class:`BudgetExceeded` that lands in a finaliser (it is raised again), and
-    the ``AttributeError`` of a Z3 object's finaliser (a stop cut its constructor short:
+    """Drop a :class:`BudgetExceeded` that lands in a finaliser (it is raised again), the
+    ``AttributeError`` of a Z3 object's finaliser (a stop cut its constructor short:
     ``Context.__init__`` stopped between creating the native context and setting
-    ``owner``; at worst the native object is not freed); hand every other unraisable
-    exception to the hook in place before."""
+    ``owner``; at worst the native object is not freed), and the ``ArgumentError`` ctypes
+    makes of a stop that lands in the argument conversion of a Z3 finaliser's native call
+    (the reference is then not released); hand every other unraisable exception to the
+    hook in place before."""
     global _hooked
     if _hooked:
         return
@@ -276,14 +278,23 @@ def _quiet_unraisable() -> None:
     previous = sys.unraisablehook
 
     def hook(unraisable) -> None:
-        if unraisable.exc_type is BudgetExceeded:
-            return
-        if unraisable.exc_type is AttributeError and str(
-                getattr(unraisable.object, "__module__", "")).startswith("z3"):
-            return
-        previous(unraisable)
+        if not _left_unreported(unraisable):
+            previous(unraisable)
 
     sys.unraisablehook = hook
+
+
+def _left_unreported(unraisable) -> bool:
+    """Whether the hook drops an unraisable exception (see :func:`_quiet_unraisable`)."""
+    if unraisable.exc_type is BudgetExceeded:
+        return True
+    if not str(getattr(unraisable.object, "__module__", "")).startswith("z3"):
+        return False
+    if unraisable.exc_type is AttributeError:
+        return True
+    # A stop in a Z3 finaliser's native call, as ctypes reports it: the reference is kept.
+    return (unraisable.exc_type is ctypes.ArgumentError
+            and "BudgetExceeded" in str(unraisable.exc_value))
 
 
 def _z3_context_ready() -> None:

@@ -213,7 +213,6 @@ def test_a_stop_waits_for_the_shielded_block_and_comes_right_after(where):
     assert outcome == "stopped" and done == ["block"]
     assert 0.3 <= took < 1.0
     # Nothing waits into the next budget: a call that ends in time is not stopped.
-    from kernelcheck.analysis.budget import shielded
 
     def quick():
         with shielded():
@@ -252,3 +251,23 @@ def test_stops_never_cut_the_z3_bindings_of_a_proof(where, capfd):
     outcomes = run() if where == "main" else _in_thread(run)
     assert set(outcomes) == {"stopped"}
     assert "ASSERTION VIOLATION" not in capfd.readouterr().err
+
+
+def test_a_stop_in_a_z3_finalisers_native_call_is_not_reported():
+    """ctypes turns a stop that lands while a Z3 finaliser converts its arguments into an
+    ArgumentError, which Python reports as unraisable; the budget's hook drops that report,
+    and hands on the others."""
+    import ctypes
+    from types import SimpleNamespace
+
+    from kernelcheck.analysis.budget import _left_unreported
+
+    def report(kind, message, module="z3.z3"):
+        owner = type("AstRef", (), {"__module__": module})()
+        return SimpleNamespace(exc_type=kind, exc_value=kind(message), object=owner)
+
+    assert _left_unreported(report(ctypes.ArgumentError, "argument 2: BudgetExceeded: "))
+    assert _left_unreported(report(BudgetExceeded, "", module="anywhere"))
+    assert not _left_unreported(report(ctypes.ArgumentError, "argument 2: TypeError: x"))
+    assert not _left_unreported(report(ctypes.ArgumentError, "BudgetExceeded",
+                                       module="numpy"))
