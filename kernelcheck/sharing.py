@@ -136,10 +136,9 @@ def renamed_record(record, job, kernel: str, full_names: bool = False):
     expression = re.compile("|".join(f"(?:{p})" for p in patterns)) if patterns else None
     analysis = record.analysis
     if analysis is not None:
-        analysis = _renamed(analysis, expression, new)
         demangled = name_forms(kernel)[0]
-        analysis["demangled"] = demangled
-        analysis["name"] = demangled if full_names else short_name(kernel)
+        analysis = {**_renamed(analysis, expression, new), "demangled": demangled,
+                    "name": demangled if full_names else short_name(kernel)}
     return replace(record, file=job.file, image=job.image, arch=job.arch, kernel=kernel,
                    error=_renamed(record.error, expression, new), analysis=analysis)
 

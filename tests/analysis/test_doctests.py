@@ -10,7 +10,7 @@ import pytest
 
 
 @pytest.mark.parametrize("name", ["kernelcheck.analysis.terms", "kernelcheck.analysis.lower",
-                                  "kernelcheck.analysis.refute"])
+                                  "kernelcheck.analysis.refute", "kernelcheck.analysis.budget"])
 def test_docstring_examples(name):
     module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)

@@ -95,3 +95,13 @@ def test_reads_module_bank_finds_the_bank_under_modifiers(text, reads):
     function = function_from_sass(SassFunction("k", (SassInstruction(0, text),
                                                      SassInstruction(16, "EXIT"))))
     assert reads_module_bank([function]) is reads
+
+
+def test_docstring_examples(monkeypatch):
+    import doctest
+
+    import kernelcheck.sass.identity as identity
+
+    monkeypatch.chdir(FIXTURES.parent)
+    result = doctest.testmod(identity)
+    assert result.attempted > 0 and result.failed == 0
