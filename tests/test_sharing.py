@@ -11,15 +11,11 @@ import pytest
 from kernelcheck.corpus import KernelRecord, plan_jobs, run_corpus
 from kernelcheck.sharing import SharingPlan, plan_sharing
 
-from .sass.conftest import FIXTURES, needs_nvdisasm
+from .sass.conftest import FIXTURES, needs_nvdisasm, without_line_info
 
 pytestmark = needs_nvdisasm
 
 SM90 = FIXTURES / "cubin" / "sm_90"
-
-
-def without_line_info(data: bytes) -> bytes:
-    return data.replace(b".debug_line\0", b".debug_lime\0")
 
 
 @pytest.fixture

@@ -31,3 +31,9 @@ def sass_images():
     from kernelcheck.sass.loader import load_cubin_sass
 
     return {path: load_cubin_sass(path.read_bytes(), str(path)) for path in CUBINS}
+
+
+def without_line_info(data: bytes) -> bytes:
+    """The cubin with its line table renamed out of the way, as a build without
+    ``-lineinfo`` would have none (every fixture cubin carries one)."""
+    return data.replace(b".debug_line\0", b".debug_lime\0")

@@ -9,15 +9,9 @@ from kernelcheck.binary.cubin import CubinFile
 from kernelcheck.sass.identity import bank4_digest, kernel_keys, reads_module_bank
 from kernelcheck.sass.loader import module_from_cubin
 
-from .conftest import CUBINS, FIXTURES, needs_nvdisasm
+from .conftest import CUBINS, FIXTURES, needs_nvdisasm, without_line_info
 
 SM90 = FIXTURES / "cubin" / "sm_90"
-
-
-def without_line_info(data: bytes) -> bytes:
-    """The cubin with its line table renamed out of the way (as a build without
-    ``-lineinfo`` would have none)."""
-    return data.replace(b".debug_line\0", b".debug_lime\0")
 
 
 def read(name: str) -> bytes:
