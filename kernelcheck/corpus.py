@@ -230,8 +230,19 @@ def _idempotency(job: ImageJob, module, function, options: dict) -> dict:
 
     timeout = options.get("kernel_timeout")
     try:
+        # A class report (no instance to decide) of a kernel whose class one global
+        # atomic decides needs nothing more (kernelcheck.sass.decided).
+        early = None
+        if language == "sass" and options.get("early_verdicts") and options.get(
+                "instance") is None:
+            from kernelcheck.sass.decided import decided_summary
+
+            early = decided_summary(function)
         try:
-            summary, verdict = within_budget(analyse, timeout)
+            if early is not None:
+                summary, verdict = early, None
+            else:
+                summary, verdict = within_budget(analyse, timeout)
         except (BudgetExceeded, UnsupportedFeature) as stop:
             # Past the budget, or a construct the analysis does not model (a BRX with no
             # listed target in a subroutine): not proven, saying why; not a failure.
@@ -269,8 +280,10 @@ def analyse_image(job: ImageJob, stage: str = "structure", options: dict | None 
     ``stage`` is ``ir`` (parse only), ``structure`` (and count loops and accesses) or
     ``analysis`` (and run the idempotency analysis: each record's ``analysis`` holds its
     :func:`~kernelcheck.output.records.kernel_record`). ``options`` of the analysis stage:
-    ``kernel`` (a ``--kernel`` pattern), ``instance``, ``full_names`` and ``kernel_timeout``
-    (seconds one kernel's analysis may take, :mod:`kernelcheck.analysis.budget`). Any stage:
+    ``kernel`` (a ``--kernel`` pattern), ``instance``, ``full_names``, ``kernel_timeout``
+    (seconds one kernel's analysis may take, :mod:`kernelcheck.analysis.budget`) and
+    ``early_verdicts`` (without ``instance``, a SASS kernel whose class a global atomic
+    decides gets it without the analysis: :mod:`kernelcheck.sass.decided`). Any stage:
     ``skip``, kernels to leave out (they get no record; see :mod:`kernelcheck.sharing`).
 
     Returns the records (one per kernel, or one image-level failure) and the seconds spent

@@ -93,10 +93,12 @@ from kernelcheck.launch.check import (
     LaunchCheck,
 )
 
-__all__ = ["MemoryAccess", "KernelSummary", "analyze_kernel", "analyze_module", "atomic_rule",
+__all__ = ["NON_IDEMPOTENT_ATOMICS", "MemoryAccess", "KernelSummary", "analyze_kernel",
+           "analyze_module", "atomic_rule",
            "forget_kernel_caches", "residue_disjoint", "unanalysed_summary"]
 
-_BAD_ATOMICS = {"add", "sub", "inc", "dec", "cas", "xor", "unknown"}
+#: Atomic operations that are not idempotent in effect whatever their operands.
+NON_IDEMPOTENT_ATOMICS = frozenset({"add", "sub", "inc", "dec", "cas", "xor", "unknown"})
 _OK_ATOMICS = {"max", "min", "and", "or"}
 _SAME_ADDRESS_QUERIES = 4  # Z3 queries per kernel for the never class
 #: Spaces of recorded reads whose bytes are unknown (kernelcheck.analysis.symbolic).
@@ -162,7 +164,7 @@ def atomic_rule(access: SymbolicAccess, loads=None) -> tuple[bool, str]:
     op = access.atomic_op or "unknown"
     if access.result_used:
         return False, f"atom.{op} whose returned old value is used: not idempotent in effect"
-    if op in _BAD_ATOMICS:
+    if op in NON_IDEMPOTENT_ATOMICS:
         return False, f"atomic {op}: non-idempotent read-modify-write"
     if op in _OK_ATOMICS:
         return True, f"atomic {op}: idempotent in effect (applying it again changes nothing)"

@@ -12,7 +12,9 @@ reason). ``--format text`` (the default) adds its structure; ``json`` writes one
 ``jsonl`` and ``sarif`` write one record per kernel (:mod:`kernelcheck.output.records`),
 analysing the images of the inputs one by one (over ``--jobs`` worker processes, or Dask),
 so they suit whole libraries (a kernel whose code is the same as one already analysed
-gets that record, renamed: :mod:`kernelcheck.sharing`); ``--kernel-timeout`` bounds the
+gets that record, renamed: :mod:`kernelcheck.sharing`; a SASS kernel with a global atomic
+that is not idempotent in effect is ``never`` from that instruction alone:
+:mod:`kernelcheck.sass.decided`); ``--kernel-timeout`` bounds the
 analysis of each kernel
 (:mod:`kernelcheck.analysis.budget`: past it, the kernel is ``not_proven``). ``--fail-on``
 sets the exit status
@@ -102,6 +104,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="with --format jsonl or sarif, analyse every kernel even when "
                              "another kernel of the inputs has the same code (by default "
                              "such a kernel gets that kernel's record, renamed)")
+    parser.add_argument("--no-early-verdicts", dest="early_verdicts", action="store_false",
+                        help="with --format jsonl or sarif, analyse every SASS kernel whole "
+                             "(by default a kernel with a global atomic add, inc, dec, xor or "
+                             "CAS is reported never idempotent from that instruction alone: "
+                             "kernelcheck.sass.decided)")
     from kernelcheck.executor import add_executor_options
 
     add_executor_options(parser, with_jobs=False)
@@ -468,7 +475,7 @@ def _library_records(inputs: list[InputFile], args: argparse.Namespace
     if jobs is None and not getattr(args, "every_core", False):
         jobs = 1
     options = {"kernel": args.kernel, "full_names": args.full_names,
-               "kernel_timeout": args.kernel_timeout}
+               "kernel_timeout": args.kernel_timeout, "early_verdicts": args.early_verdicts}
     with executor_from_args(args, jobs=jobs) as executor:
         summary = run_corpus(inputs, arch=args.arch, prefer=args.prefer, stage="analysis",
                              on_record=keep, executor=executor, options=options,

@@ -52,7 +52,7 @@ from kernelcheck.sass.lift_values import (
     write64,
 )
 
-__all__ = ["MEMORY_RULES", "REGISTER_ONLY", "call", "opaque_instruction"]
+__all__ = ["MEMORY_RULES", "REGISTER_ONLY", "atomic_operation", "call", "opaque_instruction"]
 
 _WIDTHS = {"U8": (1, "u8"), "S8": (1, "s8"), "U16": (2, "u16"), "S16": (2, "s16"),
            "64": (8, "b64"), "128": (16, "b128")}
@@ -259,7 +259,7 @@ def _atomic(lifter, instr: Instruction) -> None:
     if spaces and spaces[0] in ("shared", "local"):
         return opaque_instruction(lifter, instr)
     mods = instr.modifiers
-    op = next((_ATOMIC_OPS[m] for m in mods if m in _ATOMIC_OPS), None)
+    op = atomic_operation(instr)
     reduction = instr.opcode in ("RED", "REDG")
     operands = list(instr.operands)
     if not reduction and operands and type(operands[0]) is Register and is_predicate(
@@ -305,6 +305,12 @@ def _atomic(lifter, instr: Instruction) -> None:
         return
     write32(lifter, dest.name, lambda r: lifter.emit(
         "atom", space_mods + (op, kind), (r, address) + tuple(data)), pure=False)
+
+
+def atomic_operation(instr: Instruction) -> str | None:
+    """The operation of a SASS atomic or reduction as the analysis names it (``add``,
+    ``cas`` ...), from its first modifier that names one; ``None`` if none does."""
+    return next((_ATOMIC_OPS[m] for m in instr.modifiers if m in _ATOMIC_OPS), None)
 
 
 def _atomic_type(mods) -> str:
