@@ -121,6 +121,10 @@ class _Inliner:
         self.summaries: dict[int, tuple[tuple[str, ...], bool]] = {}
         #: Unguarded calls of ptxas's 64-bit division, by identity: its registers.
         self.divisions: dict[int, DivU64] = {}
+        #: Per subroutine entered: (its blocks, its register-only summary, the registers of
+        #: ptxas's 64-bit division when its body is one), found once however many calls
+        #: enter it (a math-heavy kernel calls a few slow paths hundreds of times).
+        self.subroutines: dict[str, tuple] = {}
 
     # ------------------------------------------------------------------ driving
     def run(self) -> InlinedFunction:
@@ -191,13 +195,10 @@ class _Inliner:
             raise _Refused(f"subroutine {target} not found")
         if target in chain:
             raise _Refused(recursion_reason(target))
-        region = self._region(entry, target)
-        summary = _register_only(region)
+        region, summary, division = self._subroutine(entry, target)
         if summary is not None:
             self.summaries[id(call)] = summary
-            division = match_div_u64([i for b in region for i in b.instructions]) if (
-                call.guard is None) else None
-            if division is not None:
+            if division is not None and call.guard is None:
                 self.divisions[id(call)] = division
             return False
         if depth >= MAX_CALL_DEPTH:
@@ -236,6 +237,24 @@ class _Inliner:
                     last.index if last is not None else call.index))
         self.out.append((Label(ret_label), None))
         return True
+
+    def _subroutine(self, entry, name: str) -> tuple:
+        """``(blocks, register-only summary or None, DivU64 or None)`` of the subroutine
+        ``name`` entered at ``entry``; raises :class:`_Refused` as :meth:`_region` does."""
+        found = self.subroutines.get(name)
+        if found is None:
+            try:
+                region = self._region(entry, name)
+            except _Refused as refusal:
+                found = self.subroutines[name] = (refusal, None, None)
+            else:
+                summary = _register_only(region)
+                division = match_div_u64([i for b in region for i in b.instructions]) if (
+                    summary is not None) else None
+                found = self.subroutines[name] = (region, summary, division)
+        if isinstance(found[0], _Refused):
+            raise _Refused(str(found[0]))
+        return found
 
     def _reachable(self, start: int) -> set[int]:
         seen = {start}

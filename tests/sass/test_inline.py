@@ -240,6 +240,28 @@ def test_a_register_only_subroutine_is_summarised_not_copied():
     assert inline_subroutines(_function(lines, {"$k$f": 0x70})).inlined == 2
 
 
+
+def test_a_subroutine_called_many_times_is_examined_once(monkeypatch):
+    # A math-heavy kernel calls a few slow paths hundreds of times: each call is
+    # summarised alike, and the subroutine's blocks are walked once, not once per call.
+    calls = 6
+    lines = ["S2R R0, SR_TID.X", "LDC.64 R2, c[0x0][0x210]", "IMAD.WIDE.U32 R2, R0, 0x4, R2"]
+    for _ in range(calls):
+        after = 16 * (len(lines) + 2)
+        lines += [f"MOV R20, {after:#x}", "CALL.REL.NOINC $k$f"]
+    lines += ["STG.E desc[UR4][R2.64], R5", "EXIT"]
+    entry = 16 * len(lines)
+    lines += ["IADD3 R5, R0, 0x1, RZ", "RET.REL.NODEC R20 k"]
+    examined = []
+    real = inline_module._register_only
+    monkeypatch.setattr(inline_module, "_register_only",
+                        lambda region: examined.append(region) or real(region))
+    inlined = inline_subroutines(_function(lines, {"$k$f": entry}))
+    assert len(examined) == 1
+    assert not inlined.refused and inlined.inlined == 0
+    assert list(inlined.summarized.values()) == [(("R5",), False)] * calls
+    assert _summary(lines, {"$k$f": entry}).kernel_class == "always"
+
 def test_origins_name_the_instructions_copied_from():
     function = _function(READ_THEN_CALL, {"$k$store": 0x70})
     lifted = lift_kernel(function)
