@@ -642,31 +642,6 @@ def _analyze_kernel(module: Module, function: Function,
     smt_proved = 0
     smt_cache: dict = {}
     guarded_by = {id(a): g for a, g in zip(sym.accesses, guarded_of, strict=True)}
-    ok_atomics = [a for a in writes if a.kind == "atomic"]
-    # Each access's base and residue, found once (residue_disjoint on every pair would
-    # find them again for each).
-    based = {}
-    for a in (*writes, *reads):
-        base = _base(a.address)
-        based[id(a)] = (base, None if base is None else _based_residue(a.address, base))
-    for w in writes:
-        bw, rw = based[id(w)]
-        for r in reads + ok_atomics:
-            if r.kind == "atomic" and w.kind == "atomic" and _commuting_atomics(w, r):
-                continue
-            br, rr = based[id(r)]
-            same_base = bw is not None and bw == br
-            if same_base and _residues_apart(w.width, rw, r.width, rr):
-                continue
-            if same_base:
-                # Same base pointer: Z3 may prove the bytes never meet for any instance.
-                result = prove_never_overlap(guarded_by[id(w)], w.width, guarded_by[id(r)],
-                                             r.width, cache=smt_cache)
-                z3_seconds += result.seconds
-                if result.proved:
-                    smt_proved += 1
-                    continue
-            pairs.append((index_of[id(w)], index_of[id(r)]))
     clobber = None
     if not bad_atomics:
         plain_writes = [w for w in writes if w.kind == "write"]
@@ -677,10 +652,18 @@ def _analyze_kernel(module: Module, function: Function,
                                                     sym.assumed)
             z3_seconds += seconds
             clobber = (clobber, second) if second is not None else clobber
-    conditions: list[str] = []
     # Reads whose bytes are not modelled: texture and surface fetches, tensor-map (TMA) and
     # unknown-size bulk copies, wmma matrix loads.
     opaque_reads = [r for r in reads if r.space in _OPAQUE_SPACES] if writes else []
+    never = bool(bad_atomics) or clobber is not None and (
+        type(clobber[0]) is tuple or not _skipped_at_launch(clobber, guarded_by, writes))
+    # The pairs a launch must decide: none when the kernel is not proven whatever they are
+    # (a not-proven LaunchCheck decides no instance), so no solver time goes to them.
+    if never or not (unknown_writes or opaque_reads):
+        smt_proved, seconds = _overlapping_pairs(reads, writes, guarded_by, index_of,
+                                                 smt_cache, pairs)
+        z3_seconds += seconds
+    conditions: list[str] = []
     # A non-idempotent atomic or a proven same-thread clobber decides "never" whatever
     # else the kernel writes: more writes cannot make an instance idempotent again.
     if bad_atomics:
@@ -769,6 +752,40 @@ def unanalysed_summary(function: Function, reason: str) -> KernelSummary:
     params = tuple((p.name, p.offset, p.size) for p in function.params)
     check = LaunchCheck(function.name, function.param_size, (), (), (), reason)
     return KernelSummary(function.name, "not_proven", (reason,), (), check, params=params)
+
+
+def _overlapping_pairs(reads, writes, guarded_by, index_of, smt_cache, pairs
+                       ) -> tuple[int, float]:
+    """Append to ``pairs`` the ``(write, read)`` record indices whose bytes may meet (the
+    residues or Z3 do not keep them apart); returns how many pairs Z3 proved apart and its
+    seconds."""
+    smt_proved, z3_seconds = 0, 0.0
+    ok_atomics = [a for a in writes if a.kind == "atomic"]
+    # Each access's base and residue, found once (residue_disjoint on every pair would
+    # find them again for each).
+    based = {}
+    for a in (*writes, *reads):
+        base = _base(a.address)
+        based[id(a)] = (base, None if base is None else _based_residue(a.address, base))
+    for w in writes:
+        bw, rw = based[id(w)]
+        for r in reads + ok_atomics:
+            if r.kind == "atomic" and w.kind == "atomic" and _commuting_atomics(w, r):
+                continue
+            br, rr = based[id(r)]
+            same_base = bw is not None and bw == br
+            if same_base and _residues_apart(w.width, rw, r.width, rr):
+                continue
+            if same_base:
+                # Same base pointer: Z3 may prove the bytes never meet for any instance.
+                result = prove_never_overlap(guarded_by[id(w)], w.width, guarded_by[id(r)],
+                                             r.width, cache=smt_cache)
+                z3_seconds += result.seconds
+                if result.proved:
+                    smt_proved += 1
+                    continue
+            pairs.append((index_of[id(w)], index_of[id(r)]))
+    return smt_proved, z3_seconds
 
 
 def _describe_base(a: SymbolicAccess) -> str:

@@ -631,3 +631,29 @@ def test_a_direct_atomic_add_is_never_idempotent():
     s = kernel("red.global.add.u32 [%rd3], 1;")
     assert s.kernel_class == "never"
     assert "atomic add: non-idempotent read-modify-write" in s.reasons[0]
+
+
+def test_a_kernel_an_unknown_write_leaves_not_proven_asks_no_pair_of_the_solver(
+        monkeypatch):
+    # out[i + 1] = out[i] (a same-base pair only Z3 could look at), then a store through a
+    # pointer read from memory: not proven whatever the pair is, so the pair is not asked
+    # about and the launch check, which decides no instance, holds none.
+    import kernelcheck.analysis.summary as summary_module
+
+    asked = []
+    real = summary_module.prove_never_overlap
+    monkeypatch.setattr(summary_module, "prove_never_overlap",
+                        lambda *a, **k: asked.append(a) or real(*a, **k))
+    body = """
+ mul.wide.s32 %rd5, %r5, 4; add.s64 %rd6, %rd3, %rd5;
+ ld.global.u32 %r6, [%rd6]; st.global.u32 [%rd6+4], %r6;
+ ld.global.u64 %rd7, [%rd4]; st.global.u32 [%rd7], %r6;"""
+    summary = kernel(body)
+    assert summary.kernel_class == "not_proven"
+    assert any("unknown address" in r for r in summary.reasons)
+    assert not asked and summary.launch_check.pairs == ()
+    assert verdict(summary) == "not_proven"
+    # Without the unknown write the same pair is asked about and kept.
+    summary = kernel(body.replace("st.global.u32 [%rd7], %r6;", ""))
+    assert summary.kernel_class == "conditional" and asked
+    assert summary.launch_check.pairs
