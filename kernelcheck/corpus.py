@@ -69,6 +69,9 @@ class KernelRecord:
     #: answers only for a kernel with the same code in an image with the same bank 4
     #: (:mod:`kernelcheck.sharing`). Kept out of :meth:`to_json`.
     reads_module_bank: bool = False
+    #: Whether the class came from a global atomic alone, without the analysis
+    #: (:mod:`kernelcheck.sass.decided`). Kept out of :meth:`to_json` (the reasons say so).
+    decided_early: bool = False
 
     def to_json(self) -> dict:
         """One JSON line's object (format :data:`JSONL_FORMAT_VERSION`)."""
@@ -134,12 +137,16 @@ class CorpusSummary:
     #: Kernels answered by the record of a kernel with the same code (their time is the
     #: renaming's; see :mod:`kernelcheck.sharing`).
     kernels_shared: int = 0
+    #: Kernels whose class a global atomic decided without the analysis
+    #: (:mod:`kernelcheck.sass.decided`).
+    kernels_decided_early: int = 0
 
     def add(self, record: KernelRecord) -> None:
         if record.kernel is None:
             self.images_failed += 1
         else:
             self.kernels += 1
+        self.kernels_decided_early += record.decided_early
         if record.seconds is not None:
             self.kernel_seconds.append(record.seconds)
         if record.status != "ok":
@@ -208,9 +215,10 @@ def _structure_fields(function, sass: bool) -> dict:
             "accesses": tuple((s, k, c) for (s, k), c in sorted(counts.items()))}
 
 
-def _idempotency(job: ImageJob, module, function, options: dict) -> dict:
-    """The analysis record of one kernel (stage ``analysis``); its summary and instance
-    verdict are stopped past ``options["kernel_timeout"]`` seconds (not proven)."""
+def _idempotency(job: ImageJob, module, function, options: dict) -> tuple[dict, bool]:
+    """The analysis record of one kernel (stage ``analysis``), and whether a global atomic
+    decided it without the analysis; the summary and instance verdict are stopped past
+    ``options["kernel_timeout"]`` seconds (not proven)."""
     from kernelcheck.analysis.budget import BudgetExceeded, budget_reason, within_budget
     from kernelcheck.errors import UnsupportedFeature
     from kernelcheck.output.records import failure_record, kernel_record
@@ -254,11 +262,11 @@ def _idempotency(job: ImageJob, module, function, options: dict) -> dict:
         return kernel_record(file=job.file, image=job.image, arch=job.arch,
                              language=language, module=module, function=function,
                              summary=summary, verdict=verdict,
-                             full_names=options.get("full_names", False))
+                             full_names=options.get("full_names", False)), early is not None
     except Exception as error:  # noqa: BLE001 - reported per kernel, with its cause
         return failure_record(file=job.file, image=job.image, arch=job.arch,
                               language=language, kernel=function.name,
-                              cause=type(error).__name__, error=str(error))
+                              cause=type(error).__name__, error=str(error)), False
 
 
 def _instance_verdict(summary, function, options: dict):
@@ -363,7 +371,8 @@ def analyse_image(job: ImageJob, stage: str = "structure", options: dict | None 
             continue
         if stage == "analysis":
             started = time.perf_counter()
-            fields["analysis"] = _idempotency(job, module, function, options)
+            fields["analysis"], fields["decided_early"] = _idempotency(job, module, function,
+                                                                       options)
             fields["seconds"] = time.perf_counter() - started
         if job.kind == "cubin":
             from kernelcheck.sass.identity import reads_module_bank

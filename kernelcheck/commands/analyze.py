@@ -489,6 +489,10 @@ def _library_records(inputs: list[InputFile], args: argparse.Namespace
         say(f"kernelcheck: {summary.images} image(s), {summary.kernels} kernel(s): {ok} "
             f"analysed, {summary.kernels_failed} failed, {summary.images_failed} image(s) "
             f"failed, in {summary.seconds:.1f} s")
+        if summary.kernels_decided_early:
+            say(f"kernelcheck: {summary.kernels_decided_early} kernel(s) have a global atomic "
+                "add, inc, dec, xor or CAS: never idempotent from that instruction, the rest "
+                "not analysed (--no-early-verdicts analyses them whole)")
         if summary.kernels_shared:
             say(f"kernelcheck: {summary.kernels_shared} kernel(s) have the same code as a "
                 "kernel analysed before them and got its record")

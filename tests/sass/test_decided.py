@@ -89,17 +89,21 @@ def test_which_atomics_decide(instruction, decides):
 
 
 @needs_nvdisasm
-def test_library_report_gives_the_same_classes_with_and_without_early_verdicts(tmp_path):
+def test_library_report_gives_the_same_classes_with_and_without_early_verdicts(tmp_path,
+                                                                              capsys):
     from kernelcheck.cli import main
 
     cubin = str(FIXTURES / "cubin" / "sm_90" / "atomics.cubin")
     runs = {}
+    said = {}
     for flag in ([], ["--no-early-verdicts"]):
         out = tmp_path / f"out{len(flag)}.jsonl"
-        assert main(["analyze", cubin, "--format", "jsonl", "-o", str(out), "-q",
-                     *flag]) == 0
+        assert main(["analyze", cubin, "--format", "jsonl", "-o", str(out), *flag]) == 0
         runs[bool(flag)] = {r["kernel"]: r for r in map(json.loads,
                                                          out.read_text().splitlines())}
+        said[bool(flag)] = capsys.readouterr().err
+    assert "4 kernel(s) have a global atomic add, inc, dec, xor or CAS" in said[False]
+    assert "global atomic" not in said[True]
     early, whole = runs[False], runs[True]
     assert {k: r["class"] for k, r in early.items()} == {
         k: r["class"] for k, r in whole.items()}
