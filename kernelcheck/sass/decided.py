@@ -14,7 +14,10 @@ Only opcodes whose space is global by name count (``REDG``, ``ATOMG``): a generi
 or ``RED`` may address shared memory, which the analysis must resolve. An instruction
 guarded by ``@!PT`` never runs and does not count. Every other instruction does, reached
 or not: a ``never`` for an atomic no path reaches is a class less precise than the
-analysis would give, never a false ``idempotent``.
+analysis would give, never a false ``idempotent``. Where the kernel also holds something
+the analysis does not model, the analysis would say ``not_proven``; ``never`` is still
+what every instance that runs the atomic is, and recovery treats both alike (it saves
+everything the kernel may write).
 
 What is not built: the accesses of the rest of the kernel, its conditions and its
 :class:`~kernelcheck.launch.check.LaunchCheck` (which decides launches whose arguments skip
