@@ -655,11 +655,12 @@ def _analyze_kernel(module: Module, function: Function,
     # Reads whose bytes are not modelled: texture and surface fetches, tensor-map (TMA) and
     # unknown-size bulk copies, wmma matrix loads.
     opaque_reads = [r for r in reads if r.space in _OPAQUE_SPACES] if writes else []
-    never = bool(bad_atomics) or clobber is not None and (
+    # A proven same-thread clobber decides "never" unless a launch may skip its write.
+    clobbers = clobber is not None and (
         type(clobber[0]) is tuple or not _skipped_at_launch(clobber, guarded_by, writes))
     # The pairs a launch must decide: none when the kernel is not proven whatever they are
     # (a not-proven LaunchCheck decides no instance), so no solver time goes to them.
-    if never or not (unknown_writes or opaque_reads):
+    if bad_atomics or clobbers or not (unknown_writes or opaque_reads):
         smt_proved, seconds = _overlapping_pairs(reads, writes, guarded_by, index_of,
                                                  smt_cache, pairs)
         z3_seconds += seconds
@@ -668,14 +669,14 @@ def _analyze_kernel(module: Module, function: Function,
     # else the kernel writes: more writes cannot make an instance idempotent again.
     if bad_atomics:
         kernel_class = "never"
-    elif clobber is not None and type(clobber[0]) is tuple:
+    elif clobbers and type(clobber[0]) is tuple:
         kernel_class = "never"
         (r, w), (r2, w2) = clobber
         reasons.append(f"{_describe_base(w)}[...] is read ({where(r)}) and then written "
                        f"({where(w)}) at the same address by the same thread, and on the "
                        f"other path of a launch-wide choice read ({where(r2)}) and then "
                        f"written ({where(w2)})")
-    elif clobber is not None and not _skipped_at_launch(clobber, guarded_by, writes):
+    elif clobbers:
         kernel_class = "never"
         r, w = clobber
         reasons.append(f"{_describe_base(w)}[...] is read ({where(r)}) and then written "

@@ -42,6 +42,7 @@ from kernelcheck.analysis.summary import (
 )
 from kernelcheck.ir.nodes import Function, Instruction
 from kernelcheck.launch.check import LaunchCheck
+from kernelcheck.sass.analysis import sass_site
 from kernelcheck.sass.lift_memory import atomic_operation
 
 __all__ = ["deciding_atomics", "decided_summary"]
@@ -72,12 +73,9 @@ def decided_summary(function: Function) -> KernelSummary | None:
     reasons = []
     accesses = []
     for instr in atomics:
-        op = atomic_operation(instr)
-        rule = f"atomic {op}: non-idempotent read-modify-write"
-        offset = instr.pos.line if instr.pos is not None else 0
-        line = f", line {instr.loc.line}" if instr.loc is not None else ""
-        reasons.append(f"{rule} of global memory at {instr.full_opcode} /*{offset:04x}*/"
-                       f"{line}")
+        rule = f"atomic {atomic_operation(instr)}: non-idempotent read-modify-write"
+        opcode, site, line = sass_site(instr)
+        reasons.append(f"{rule} of global memory at {opcode} {site}{line}")
         accesses.append(MemoryAccess("atomic", instr.full_opcode, instr.index,
                                      instr.loc.line if instr.loc else None, 0, "not computed",
                                      "", None, rule))

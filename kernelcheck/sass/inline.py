@@ -122,9 +122,10 @@ class _Inliner:
         #: Unguarded calls of ptxas's 64-bit division, by identity: its registers.
         self.divisions: dict[int, DivU64] = {}
         #: Per subroutine entered: (its blocks, its register-only summary, the registers of
-        #: ptxas's 64-bit division when its body is one), found once however many calls
-        #: enter it (a math-heavy kernel calls a few slow paths hundreds of times).
-        self.subroutines: dict[str, tuple] = {}
+        #: ptxas's 64-bit division when its body is one), or why it is refused; found once
+        #: however many calls enter it (a math-heavy kernel calls a few slow paths hundreds
+        #: of times).
+        self.subroutines: dict[str, tuple | str] = {}
 
     # ------------------------------------------------------------------ driving
     def run(self) -> InlinedFunction:
@@ -246,14 +247,15 @@ class _Inliner:
             try:
                 region = self._region(entry, name)
             except _Refused as refusal:
-                found = self.subroutines[name] = (refusal, None, None)
+                found = str(refusal)
             else:
                 summary = _register_only(region)
                 division = match_div_u64([i for b in region for i in b.instructions]) if (
                     summary is not None) else None
-                found = self.subroutines[name] = (region, summary, division)
-        if isinstance(found[0], _Refused):
-            raise _Refused(str(found[0]))
+                found = (region, summary, division)
+            self.subroutines[name] = found
+        if type(found) is str:
+            raise _Refused(found)
         return found
 
     def _reachable(self, start: int) -> set[int]:
