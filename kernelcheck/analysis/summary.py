@@ -387,8 +387,8 @@ def _self_clobber(reads, writes, guarded_by, assumed=frozenset()) -> tuple[tuple
     instance that runs the write. The write may be guarded by the value read
     (``if (mask[i]) mask[i] = false``).
 
-    Syntactically equal addresses decide at once; otherwise Z3 may prove the two address
-    terms equal for every thread that satisfies the guard
+    Addresses a constant apart (equal ones included) decide at once; otherwise Z3 may
+    prove the two address terms equal for every thread that satisfies the guard
     (:func:`kernelcheck.analysis.smt.prove_same_address`: ``mul.wide`` versus ``shl`` of
     the same index, a sum in another order). Guard literals in ``assumed`` hold in every
     run that completes (a failing assertion aborts the launch) and are not compared.
@@ -397,20 +397,32 @@ def _self_clobber(reads, writes, guarded_by, assumed=frozenset()) -> tuple[tuple
     # Each access's position and guard literals, computed once for all pairs.
     position = {id(a): a.call_path + (a.instr.index,) for a in (*reads, *writes)}
     literals = {id(a): frozenset(a.guard) - assumed for a in (*reads, *writes)}
+    offsets = {id(a): _offset_form(a.address) for a in (*reads, *writes)}
+    bases = {id(a): _base(a.address) for a in (*reads, *writes)}
+    # Only reads whose address differs from the write's by a constant can overlap it
+    # whatever the arguments, and only reads of the write's base are worth a query:
+    # each write meets those reads alone, in program order.
+    by_terms: dict[frozenset, list] = {}
+    by_base: dict[Param, list] = {}
+    for r in reads:
+        by_terms.setdefault(offsets[id(r)][0], []).append(r)
+        if bases[id(r)] is not None:
+            by_base.setdefault(bases[id(r)], []).append(r)
+
+    def before(r, w) -> bool:
+        # Program order across inlined calls: the positions (call site indices, then
+        # the instruction's index) compare as tuples, so at the first level where they
+        # differ both indices are of one function, as for two accesses of one body
+        # (a read inside a call at #5 comes before a write at #7 of the caller).
+        return position[id(r)] < position[id(w)] and literals[id(r)] <= literals[id(w)]
+
     for w in writes:
-        for r in reads:
-            # Program order across inlined calls: the positions (call site indices, then
-            # the instruction's index) compare as tuples, so at the first level where they
-            # differ both indices are of one function, as for two accesses of one body
-            # (a read inside a call at #5 comes before a write at #7 of the caller).
-            if (position[id(r)] < position[id(w)]
-                    and literals[id(r)] <= literals[id(w)]):
-                if r.address == w.address and r.width == w.width:
-                    return (r, w), 0.0
-                if _constant_overlap(r, w):
-                    return (r, w), 0.0
-                if _base(r.address) is not None and _base(r.address) == _base(w.address):
-                    candidates.append((r, w))
+        terms, offset = offsets[id(w)]
+        for r in by_terms.get(terms, ()):
+            if before(r, w) and -w.width < offset - offsets[id(r)][1] < r.width:
+                return (r, w), 0.0
+        if bases[id(w)] is not None:
+            candidates.extend((r, w) for r in by_base.get(bases[id(w)], ()) if before(r, w))
     seconds = 0.0
     # Pairs whose addresses name the same parameters and special registers first: the
     # likely equal ones (an element of a row read among the reads of another block) get
@@ -497,23 +509,20 @@ def _skipped_at_launch(clobber, guarded_by, writes) -> bool:
     return any(lit not in guard_literals(w.guard) for lit in literals for w in writes)
 
 
-def _constant_overlap(r: SymbolicAccess, w: SymbolicAccess) -> bool:
-    """Whether the write's address is the read's plus a constant ``c`` with the two byte
-    ranges sharing a byte (``-w.width < c < r.width``): a word read as a vector and one of
-    its elements written back, the same thread's bytes whatever the arguments. Both
-    addresses are 64-bit unsigned wraps of terms that differ by ``c`` exactly (their
-    linear forms differ by a constant only), so the two addresses differ by ``c`` unless
-    one of them wraps past ``2**64``, which no access of an allocation does."""
-    a = r.address.arg if type(r.address) is Wrap else r.address
-    b = w.address.arg if type(w.address) is Wrap else w.address
-    diff = linear(b)
-    for m, k in linear(a).items():
-        diff[m] = diff.get(m, 0) - k
-    diff = {m: k for m, k in diff.items() if k}
-    if any(type(m) is not Const for m in diff):
-        return False
-    c = diff.get(Const(1), 0)
-    return -w.width < c < r.width
+def _offset_form(address: Term) -> tuple[frozenset, int]:
+    """An address as ``(its non-constant linear terms, its constant)``, unwrapped from its
+    64-bit wrap.
+
+    Two accesses whose addresses have equal non-constant terms are ``c`` bytes apart,
+    ``c`` the difference of their constants: the write at ``c`` shares a byte with the
+    read when ``-write.width < c < read.width`` (a word read as a vector and one of its
+    elements written back, the same thread's bytes whatever the arguments). Both
+    addresses are 64-bit unsigned wraps of terms that differ by ``c`` exactly, so the two
+    addresses differ by ``c`` unless one of them wraps past ``2**64``, which no access of
+    an allocation does."""
+    form = linear(address.arg if type(address) is Wrap else address)
+    offset = form.pop(Const(1), 0)
+    return frozenset(form.items()), offset
 
 
 def analyze_kernel(module: Module, function: Function,

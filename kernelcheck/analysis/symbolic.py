@@ -78,7 +78,6 @@ from kernelcheck.analysis.terms import (
     Wrap,
     add,
     contains,
-    forget_leaves,
     has_kind,
     kind_bits,
     mul,
@@ -1911,7 +1910,6 @@ def symbolic_kernel(module: Module, function: Function) -> SymbolicKernel:
     >>> [a.kind for a in symbolic_kernel(m, m.get_function("k")).accesses]
     ['write']
     """
-    forget_leaves()  # terms of one kernel only (see summary.analyze_kernel)
     walker = _Walker(module, function, 0, 0, None, ())
     walker.run()
     unmodelled = tuple(dict.fromkeys(walker.unmodelled))

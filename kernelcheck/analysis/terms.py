@@ -50,10 +50,11 @@ class Term:
 
     Terms are immutable trees shared between many larger terms, and they are dictionary
     keys all through the analysis: each composite term computes its hash once and keeps it
-    (:func:`_hash_once`), instead of rehashing the whole tree on every lookup.
+    (:func:`_hash_once`), instead of rehashing the whole tree on every lookup, and the kinds
+    of its nodes once they are asked for (:func:`node_kinds`).
     """
 
-    __slots__ = ("_hash",)
+    __slots__ = ("_hash", "_bits")
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,7 +286,7 @@ class Bound(Term):
 
 
 class Pred:
-    __slots__ = ("_hash",)
+    __slots__ = ("_hash", "_bits")
 
 
 @dataclass(frozen=True, slots=True)
@@ -332,9 +333,7 @@ def forget_equalities() -> None:
     """Drop the remembered equal pairs and leaf kinds (call between kernels: they hold
     their terms)."""
     _EQUAL.clear()
-    _LEAVES.clear()
     _WRAPPED.clear()
-    _KINDS.clear()
 
 
 def _hash_once(cls: type) -> None:
@@ -669,16 +668,9 @@ def children(t) -> tuple:
 #: Leaf kinds of :func:`opaque_leaves`.
 UNDEFINED_LEAF = 1
 MEMORY_LEAF = 2
-#: Per term object (by ``id``, the object kept beside its entry so the id stays its own):
-#: the leaf kinds under it. Emptied by :func:`forget_equalities`.
-_LEAVES: dict[int, tuple[object, int]] = {}
-
-
-def _leaf_kinds(t) -> int:
-    if type(t) is not Opaque:
-        return 0
-    return (UNDEFINED_LEAF if t.tag.startswith("undef:") else 0) | (
-        MEMORY_LEAF if t.memory else 0)
+#: Where the leaf kinds sit in the bits :func:`_node_bits` keeps on each node, above the
+#: node classes of :func:`node_kinds`.
+_LEAF_SHIFT = 40
 
 
 def _or_fold(term, memo: dict, own) -> int:
@@ -711,22 +703,17 @@ def _or_fold(term, memo: dict, own) -> int:
     return memo[id(term)][1]
 
 
-def forget_leaves() -> None:
-    """Drop the remembered leaf kinds of :func:`opaque_leaves` (they hold their terms)."""
-    _LEAVES.clear()
-
-
 def opaque_leaves(term) -> int:
     """The kinds of opaque leaves under ``term`` (a term or predicate), as bits:
     :data:`UNDEFINED_LEAF` (a register no path defined) and :data:`MEMORY_LEAF` (a value
     loaded from memory).
 
-    The answer of every node is kept, so asking again about a term that shares sub-terms
-    with one asked before walks only what is new: the large terms of unrolled loops are
-    asked about at every join and loop, and a walk each time costs more than the rest of
-    their analysis.
+    The answer is kept on every node (:func:`_node_bits`), so asking again about a term
+    that shares sub-terms with one asked before walks only what is new: the large terms of
+    unrolled loops are asked about at every join and loop, and a walk each time costs more
+    than the rest of their analysis.
     """
-    return _or_fold(term, _LEAVES, _leaf_kinds)
+    return _node_bits(term) >> _LEAF_SHIFT
 
 
 class Occurrences:
@@ -783,9 +770,6 @@ class Leaves:
         return _or_fold(term, self._masks, self._own)
 
 
-#: Per term object (by ``id``, kept beside its entry): the node kinds under it, as bits of
-#: :func:`kind_bits`. Emptied by :func:`forget_equalities`.
-_KINDS: dict[int, tuple[object, int]] = {}
 #: The bit of a special register that differs between threads (not one of :data:`DIMS`).
 _THREAD_SPECIAL = 1
 
@@ -798,26 +782,56 @@ def kind_bits(*kinds: type) -> int:
     return bits
 
 
-def _own_kind(t) -> int:
+def _own_bits(t) -> int:
+    """The bits of one node, its sub-terms left out: its class, a thread-varying special
+    register, and the kind of an opaque leaf."""
     kind = type(t)
     bit = _KIND_BITS.get(kind, 0)
     if kind is Special and t.name not in DIMS:
         bit |= _THREAD_SPECIAL
+    elif kind is Opaque:
+        if t.tag.startswith("undef:"):
+            bit |= UNDEFINED_LEAF << _LEAF_SHIFT
+        if t.memory:
+            bit |= MEMORY_LEAF << _LEAF_SHIFT
     return bit
+
+
+def _node_bits(term) -> int:
+    """:func:`_own_bits` or-ed over every node of ``term``, kept on each node it walks
+    (terms are immutable, so the answer is the node's for good): a later question about a
+    term that shares sub-terms with this one walks only its new nodes."""
+    bits = getattr(term, "_bits", None)
+    if bits is not None:
+        return bits
+    stack = [term]
+    while stack:
+        t = stack[-1]
+        kids = _children(t)
+        pending = [k for k in kids if getattr(k, "_bits", None) is None]
+        if pending:
+            stack.extend(pending)
+            continue
+        stack.pop()
+        bits = _own_bits(t)
+        for kid in kids:
+            bits |= kid._bits
+        object.__setattr__(t, "_bits", bits)
+    return term._bits
 
 
 def node_kinds(term) -> int:
     """The classes of the nodes of ``term`` (a term or predicate) as bits (test them with
     :func:`kind_bits`), plus a bit for a special register that differs between threads.
 
-    Every node's answer is kept until :func:`forget_equalities`, so the questions asked of
-    the shared sub-terms of one kernel's many terms walk each node once.
+    The answer is kept on every node (:func:`_node_bits`), so the questions asked of the
+    shared sub-terms of one kernel's many terms walk each node once.
 
     >>> t = add(Param("p", 0, 8), Opaque("v"))
     >>> bool(node_kinds(t) & kind_bits(Opaque)), bool(node_kinds(t) & kind_bits(Div))
     (True, False)
     """
-    return _or_fold(term, _KINDS, _own_kind)
+    return _node_bits(term) & _KIND_MASK
 
 
 def has_kind(term, *kinds: type) -> bool:
@@ -850,6 +864,7 @@ _NODE_KINDS = (Const, Param, ParamAt, Special, Global, Opaque, LoopVar, TripMax,
                Bound, Gate, Cmp, PNot, PAnd, POr, PConst, POpaque)
 _KIND_BITS = {kind: 1 << (i + 1) for i, kind in enumerate(_NODE_KINDS)}
 _VARYING = kind_bits(Opaque, LoopVar, Iter, Join) | _THREAD_SPECIAL
+_KIND_MASK = (1 << _LEAF_SHIFT) - 1
 
 
 def substitute(term, mapping: dict, memo: dict | None = None, keep=None):

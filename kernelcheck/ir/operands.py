@@ -627,6 +627,10 @@ def _sass_operand_registers(operand, count: int, out: list[str]) -> None:
 #: is kept in its entry, so the id stays its own): the lifter, the CFG and the slicing of
 #: :mod:`kernelcheck.sass.relevance` each ask for the same instructions' registers.
 _SASS_REGISTERS: dict[int, tuple[Instruction, tuple[str, ...], tuple[str, ...]]] = {}
+#: The same answers by the instruction's text (opcode, modifiers, operands, guard): the
+#: kernels of a library repeat most of their instructions (the same address arithmetic in
+#: every instantiation of a template), and hashing the text costs less than reading it.
+_SASS_REGISTERS_BY_TEXT: dict[tuple, tuple[tuple[str, ...], tuple[str, ...]]] = {}
 _SASS_REGISTERS_KEPT = 1 << 17
 
 
@@ -636,7 +640,14 @@ def _sass_registers(instr: Instruction) -> tuple[Instruction, tuple[str, ...],
     found = _SASS_REGISTERS.get(id(instr))
     if found is not None and found[0] is instr:
         return found
-    found = (instr, _sass_defs(instr), _sass_uses(instr))
+    text = (instr.opcode, instr.modifiers, instr.operands, instr.guard)
+    registers = _SASS_REGISTERS_BY_TEXT.get(text)
+    if registers is None:
+        registers = (_sass_defs(instr), _sass_uses(instr))
+        if len(_SASS_REGISTERS_BY_TEXT) >= _SASS_REGISTERS_KEPT:
+            _SASS_REGISTERS_BY_TEXT.clear()
+        _SASS_REGISTERS_BY_TEXT[text] = registers
+    found = (instr, *registers)
     if len(_SASS_REGISTERS) >= _SASS_REGISTERS_KEPT:
         _SASS_REGISTERS.clear()
     _SASS_REGISTERS[id(instr)] = found
