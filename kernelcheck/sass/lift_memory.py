@@ -64,9 +64,11 @@ _SAFE_SPACES = {"shared", "local", "const"}
 #: control flow), with how many consecutive registers from the first operand they may
 #: write: an over-count only makes more values opaque. ``LEPC`` loads the 64-bit program
 #: counter; the ``MMA`` forms write one accumulator fragment (at most 8 registers);
-#: ``UP2UR`` packs uniform predicates into a uniform register (sm_100).
+#: ``UP2UR`` packs uniform predicates into a uniform register (sm_100); ``I2IP`` packs
+#: two integers, narrowed, into the low lanes of one register (``I2IP.S8.S32.SAT Rd, Ra,
+#: Rb, Rc``, as CUTLASS's int8 epilogues have it).
 REGISTER_ONLY = {"LEPC": 2, "HMMA": 8, "IMMA": 8, "DMMA": 8, "BMMA": 8, "I2FP": 1,
-                 "F2FP": 1, "F2IP": 1, "VABSDIFF": 1, "VABSDIFF4": 1, "FMUL2": 2,
+                 "F2FP": 1, "F2IP": 1, "I2IP": 1, "VABSDIFF": 1, "VABSDIFF4": 1, "FMUL2": 2,
                  "FADD2": 2, "FFMA2": 2, "UP2UR": 1}
 
 
