@@ -330,8 +330,8 @@ _EQUAL: dict[tuple[int, int], tuple] = {}
 
 
 def forget_equalities() -> None:
-    """Drop the remembered equal pairs and leaf kinds (call between kernels: they hold
-    their terms)."""
+    """Drop the remembered equal pairs and wraps (call between kernels: they hold their
+    terms)."""
     _EQUAL.clear()
     _WRAPPED.clear()
 
