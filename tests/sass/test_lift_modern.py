@@ -298,21 +298,27 @@ def test_a_space_query_is_an_unknown_predicate_and_no_access():
     assert write.kind == "write" and write.guard.startswith("!(?")
 
 
-def test_an_integer_pack_only_writes_its_register():
-    # I2IP packs two int32 values, saturated to int8, into one register (CUTLASS's int8
-    # epilogues): a register-only instruction, so out[tid] = pack(in[tid]) reads and
-    # writes what the plain copy does.
-    summary = _kernel([
+def _packed_copy(pack: str, index: str, data: str):
+    """The kernel that reads in[tid] (into R6) and stores ``data`` at out[``index``],
+    with the integer pack ``pack`` (into R8) between the two."""
+    return _kernel([
         "S2R R7, SR_TID.X",
         "LDC.64 R2, c[0x0][0x218]",
         "LDC.64 R4, c[0x0][0x210]",
         "IMAD.WIDE.U32 R2, R7, 0x4, R2",
         "LDG.E R6, desc[UR4][R2.64]",
-        "IMAD.WIDE.U32 R4, R7, 0x4, R4",
-        "I2IP.S8.S32.SAT R8, R6, R6, RZ",
-        "STG.E desc[UR4][R4.64], R8",
+        pack,
+        f"IMAD.WIDE.U32 R4, {index}, 0x4, R4",
+        f"STG.E desc[UR4][R4.64], {data}",
         "EXIT",
     ])
+
+
+def test_an_integer_pack_only_writes_its_register():
+    # I2IP packs two int32 values, saturated to int8, into one register (CUTLASS's int8
+    # epilogues): a register-only instruction, so out[tid] = pack(in[tid]) reads and
+    # writes what the plain copy does.
+    summary = _packed_copy("I2IP.S8.S32.SAT R8, R6, R6, RZ", "R7", "R8")
     assert summary.kernel_class == "conditional", summary.reasons
     assert _verdict(summary, BASE + 0x1000, BASE) == "idempotent"
     assert _verdict(summary, BASE, BASE + 0x40) == "not_idempotent"
@@ -321,17 +327,7 @@ def test_an_integer_pack_only_writes_its_register():
 def test_an_integer_pack_in_an_address_is_not_a_known_address():
     # The packed value is opaque: a store at an address built from it may land on the
     # bytes the kernel reads, whatever the pointers.
-    summary = _kernel([
-        "S2R R7, SR_TID.X",
-        "LDC.64 R2, c[0x0][0x218]",
-        "LDC.64 R4, c[0x0][0x210]",
-        "IMAD.WIDE.U32 R2, R7, 0x4, R2",
-        "LDG.E R6, desc[UR4][R2.64]",
-        "I2IP.S8.S32.SAT R8, R7, R7, RZ",
-        "IMAD.WIDE.U32 R4, R8, 0x4, R4",
-        "STG.E desc[UR4][R4.64], R6",
-        "EXIT",
-    ])
+    summary = _packed_copy("I2IP.S8.S32.SAT R8, R7, R7, RZ", "R8", "R6")
     write = next(a for a in summary.accesses if a.kind == "write")
     assert "?" in write.address, write.address  # an opaque term, not a function of tid
     for out, src in ((BASE + 0x100000, BASE), (BASE, BASE + 0x100000)):
