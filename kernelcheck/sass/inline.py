@@ -364,10 +364,10 @@ def inline_subroutines(function: Function) -> InlinedFunction:
     ...     SassInstruction(0, "MOV R4, 0x20"),
     ...     SassInstruction(16, "CALL.REL.NOINC $k$f"),
     ...     SassInstruction(32, "EXIT"),
-    ...     SassInstruction(48, "MOV R0, 0x1"),
+    ...     SassInstruction(48, "STG.E [R2.64], RZ"),
     ...     SassInstruction(64, "RET.REL.NODEC R4 k"))), symbols={"$k$f": 48})
     >>> [i.full_opcode for i in inline_subroutines(f).function.instructions][:4]
-    ['MOV', 'MOV', 'BRA', 'EXIT']
+    ['MOV', 'STG.E', 'BRA', 'EXIT']
     """
     if not any(is_local_call(i) for i in function.instructions):
         return InlinedFunction(function, tuple(range(len(function.instructions))), {}, 0)
