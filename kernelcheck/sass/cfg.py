@@ -4,7 +4,7 @@
 labels and ``.branchtargets`` lists. SASS says more in other places: an indirect branch
 (``BRX R4 -0x8910``) goes to the offsets the image's EIATTR_INDIRECT_BRANCH_TARGETS lists
 for it, a branch with a predicate operand (``BRA.U !UP0, L``) or ``.DIV`` may fall
-through, and a block that calls ``__assertfail`` ends the thread.
+through, and a block that calls ``__assertfail`` or traps (``BPT.TRAP``) ends the thread.
 :func:`kernelcheck.sass.lift_state.block_successors` knows these; this module writes its
 successors as the graph that the loop, dominance and dataflow functions of
 :mod:`kernelcheck.ir` take (an indirect branch without a target list goes to every block,

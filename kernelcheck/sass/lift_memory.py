@@ -15,7 +15,8 @@
 * ``CALL.ABS`` to ``__assertfail`` (a failed device-side assertion, which aborts the
   launch; :mod:`kernelcheck.sass.calls`) becomes ``trap``; to ``vprintf``, which writes only
   the runtime's printf buffer, it makes every register opaque (the callee's register use
-  is not known); any other absolute call is unmodelled.
+  is not known); any other absolute call is unmodelled. ``BPT.TRAP`` (PTX's ``trap``)
+  becomes ``trap`` too (:mod:`kernelcheck.sass.lift_rules`).
 * Anything else that may write memory (surface and tensor-memory operations, bulk copies,
   indirect branches, unknown opcodes) becomes an unmodelled instruction.
 """

@@ -818,6 +818,15 @@ def _ret(lifter, instr):
     lifter.emit("ret")
 
 
+def _bpt(lifter, instr):
+    """``BPT.TRAP`` is PTX's ``trap``: the launch aborts, so no run that reaches it is
+    resumed or re-executed; an unconditional one ends the thread's path here. Other
+    breakpoint forms (``BPT.DRAIN``, ``BPT.PAUSE``) do nothing the analysis models."""
+    if "TRAP" in instr.modifiers:
+        lifter.emit("trap")
+        lifter.stopped = lifter.guard is None
+
+
 _RULES = {
     "MOV": _mov, "UMOV": _mov, "MOV32I": _mov, "R2UR": _mov, "IMAD": _imad, "UIMAD": _imad,
     "IADD3": _iadd3, "UIADD3": _iadd3, "LEA": lea, "ULEA": lea, "SHF": _shf,
@@ -826,7 +835,7 @@ _RULES = {
     "VIADD": _viadd, "ISETP": _isetp, "UISETP": _isetp, "PLOP3": _plop3, "UPLOP3": _plop3,
     "HFMA2": _hfma2, "S2R": _s2r, "S2UR": _s2r, "CS2R": _cs2r, "LDC": _ldc, "ULDC": _ldc,
     "BRA": _bra, "JMP": _bra, "BRX": _brx, "JMX": _brx, "EXIT": _exit, "KILL": _exit,
-    "RET": _ret, "CALL": call,
+    "RET": _ret, "CALL": call, "BPT": _bpt,
 }
 #: Opcodes the operand tables do not list: indirect branches through a uniform register,
 #: and sm_100's constant load into a uniform register (``LDCU UR4, c[0x0][0x380]``, as

@@ -34,11 +34,11 @@ from __future__ import annotations
 
 import re
 
-from kernelcheck.ir.nodes import Function, Symbol
+from kernelcheck.ir.nodes import Function, Instruction, Symbol
 from kernelcheck.sass.calls import branch_targets, stops_thread
 from kernelcheck.sass.function import label_for_offset
 
-__all__ = ["LiftState", "block_successors", "is_predicate", "STABLE_SPECIALS"]
+__all__ = ["LiftState", "block_successors", "is_predicate", "traps", "STABLE_SPECIALS"]
 
 #: Special registers whose value is fixed for the whole thread (read twice, the same).
 STABLE_SPECIALS = frozenset({"SR_TID.X", "SR_TID.Y", "SR_TID.Z", "SR_CTAID.X", "SR_CTAID.Y",
@@ -111,6 +111,23 @@ class LiftState:
                 del self.pending[k]
 
 
+def traps(instr: Instruction) -> bool:
+    """Whether ``instr`` is an unconditional ``BPT.TRAP`` (what PTX's ``trap`` and CUDA's
+    ``__trap()`` compile to): the launch aborts with a sticky error, and the thread never
+    runs the instructions after it.
+
+    >>> from kernelcheck.binary.nvdisasm import SassFunction, SassInstruction
+    >>> from kernelcheck.sass.function import function_from_sass
+    >>> f = function_from_sass(SassFunction("k", (SassInstruction(0, "BPT.TRAP 0x1"),
+    ...     SassInstruction(16, "@P0 BPT.TRAP 0x1"), SassInstruction(32, "BPT.DRAIN 0x0"))))
+    >>> [traps(i) for i in f.instructions]
+    [True, False, False]
+    """
+    return instr.opcode == "BPT" and "TRAP" in instr.modifiers and (
+        instr.guard is None or (instr.guard.register in ("PT", "UPT")
+                                and not instr.guard.negated))
+
+
 def block_successors(function: Function) -> dict[int, tuple[int, ...]]:
     """The successor blocks of every block of a SASS function.
 
@@ -119,7 +136,8 @@ def block_successors(function: Function) -> dict[int, tuple[int, ...]]:
     and still fall through; a missing edge would make the must-analysis claim facts it
     does not have. Indirect branches (``BRX``, ``JMX``, ``BRXU``, ``JMXU``) go to the
     targets EIATTR_INDIRECT_BRANCH_TARGETS lists, or anywhere without it: every block is a
-    successor. A block that calls ``__assertfail`` unconditionally has none.
+    successor. A block that calls ``__assertfail`` or traps (``BPT.TRAP``, PTX's ``trap``)
+    unconditionally has none.
     """
     blocks = function.blocks
     index = {label: b.index for b in blocks for label in b.labels}
@@ -147,8 +165,8 @@ def block_successors(function: Function) -> dict[int, tuple[int, ...]]:
                     falls = True
             elif op in ("EXIT", "RET", "KILL"):
                 falls = conditional
-        if any(stops_thread(function, block.instructions, i) for i in block.instructions
-               if i.opcode == "CALL"):
+        if any(traps(i) or (i.opcode == "CALL" and stops_thread(
+                function, block.instructions, i)) for i in block.instructions):
             targets, falls = [], False
         if falls and position + 1 < len(blocks):
             targets.append(blocks[position + 1].index)

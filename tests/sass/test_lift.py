@@ -421,6 +421,53 @@ def test_printf_address_loaded_in_an_earlier_block_is_still_printf():
     assert summary.kernel_class == "always", summary.reasons
 
 
+_PRINT_TRAP_THEN_STORE = [
+    "S2R R0, SR_TID.X",
+    "LDC R5, c[0x0][0x218]",
+    "ISETP.GE.U32.AND P0, PT, R0, R5, PT",
+    "@!P0 BRA 0xc0",
+    "MOV R8, 0x0",
+    "LDC.64 R8, c[0x4][R8]",
+    "LEPC R20, 0x80",
+    "CALL.ABS.NOINC R8",
+    "BPT.TRAP 0x1",                       # 0x80
+    "LDC.64 R8, c[0x4][R5]",              # dead: no path runs past the trap
+    "CALL.ABS.NOINC R8",
+    "STG.E desc[UR4][R8.64], R0",
+    "LDC.64 R2, c[0x0][0x210]",           # 0xc0
+    "IMAD.WIDE.U32 R2, R0, 0x4, R2",
+    "STG.E desc[UR4][R2.64], R0",
+    "EXIT",
+]
+
+
+def test_a_trap_ends_the_thread():
+    # if (tid >= n) { printf(...); __trap(); } p[tid] = tid. ptxas leaves code after
+    # BPT.TRAP (CUTLASS's paths for features the target lacks); none of it runs, so
+    # neither the call of an unknown address nor the store there counts.
+    table = ((CBANK_FUNCTIONS_DIRECTIVE, ((4, 0, "vprintf"),)),)
+    summary = _kernel(_PRINT_TRAP_THEN_STORE, directives=table)
+    assert summary.kernel_class == "always", summary.reasons
+    assert len([a for a in summary.accesses if a.kind == "write"]) == 1
+
+
+def test_a_guarded_trap_lets_the_other_threads_run_on():
+    # @P0 BPT.TRAP: the threads where P0 is false run the dead-looking code after it.
+    lines = list(_PRINT_TRAP_THEN_STORE)
+    lines[8] = "@P0 BPT.TRAP 0x1"
+    summary = _kernel(lines, directives=((CBANK_FUNCTIONS_DIRECTIVE, ((4, 0, "vprintf"),)),))
+    assert summary.kernel_class == "not_proven"
+    assert any("sass.call" in reason for reason in summary.reasons), summary.reasons
+
+
+def test_other_breakpoints_do_not_end_the_thread():
+    lines = list(_PRINT_TRAP_THEN_STORE)
+    lines[8] = "BPT.DRAIN 0x0"
+    summary = _kernel(lines, directives=((CBANK_FUNCTIONS_DIRECTIVE, ((4, 0, "vprintf"),)),))
+    assert summary.kernel_class == "not_proven"
+    assert any("sass.call" in reason for reason in summary.reasons), summary.reasons
+
+
 def test_constant_bank_read_at_a_register_offset_reads_the_parameter_table():
     # LDC.64 R2, c[0x0][R4+0x210]: block b reads the pointer at parameter byte 8*b (a
     # by-value table of pointers); the launch check reads it from the buffer (PARAMX) and
