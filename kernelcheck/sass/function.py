@@ -9,7 +9,10 @@ labels so that :attr:`Function.blocks` splits where control can arrive:
   the offset of an instruction keeps its label name, so the CFG builder reports it as an
   unknown label instead of guessing.
 * ``CALL.REL.NOINC $callee$...`` names a local subroutine placed after the kernel's code;
-  when the cubin's symbol table gives its offset, a label of that name is placed there.
+  when the cubin's symbol table gives its offset, a label of that name is placed there. A
+  subroutine without a symbol (``CALL.REL.NOINC 0xc1d0``: ptxas's 64-bit division on
+  uniform registers in CUTLASS's grouped GEMMs) is called at an offset, which becomes a
+  label as a branch target does.
 * The listing form ``BRA `(.L_x_12)`` keeps nvdisasm's own label names.
 
 Source positions: ``Instruction.pos`` is ``SourcePos(line=offset, column=0)``, where
@@ -53,8 +56,9 @@ def label_for_offset(offset: int) -> str:
     return f".L_{offset:#x}"
 
 
-def _resolve_targets(parts_operands, opcode: str) -> tuple[tuple, list[int]]:
-    if opcode not in ADDRESS_OPCODES:
+def _resolve_targets(parts_operands, opcode: str,
+                     modifiers: tuple[str, ...] = ()) -> tuple[tuple, list[int]]:
+    if opcode not in ADDRESS_OPCODES and not (opcode == "CALL" and "REL" in modifiers):
         return parts_operands, []
     operands = list(parts_operands)
     targets = []
@@ -119,7 +123,7 @@ def build_function(
     wanted: dict[int, list[str]] = {}
     for (offset, text), line, loc in zip(rows, line_numbers, locs, strict=True):
         parts = parse_instruction_text(text, filename=filename, line=line)
-        operands, targets = _resolve_targets(parts.operands, parts.opcode)
+        operands, targets = _resolve_targets(parts.operands, parts.opcode, parts.modifiers)
         for target in targets:
             wanted.setdefault(target, []).append(label_for_offset(target))
         if parts.opcode == "CALL" and symbols:

@@ -52,6 +52,16 @@ def test_a_subroutine_that_writes_is_analysed_at_its_call():
     assert [a.index for a in summary.accesses if a.kind == "write"] == [8]
 
 
+def test_a_subroutine_called_at_an_offset_is_inlined():
+    # ptxas's helpers without a symbol (its 64-bit division on uniform registers in
+    # CUTLASS's grouped GEMMs) are called at an offset: ``CALL.REL.NOINC 0x70``.
+    lines = list(READ_THEN_CALL)
+    lines[5] = "CALL.REL.NOINC 0x70"
+    summary = _summary(lines, {})
+    assert summary.kernel_class == "never", summary.reasons
+    assert [a.index for a in summary.accesses if a.kind == "write"] == [8]
+
+
 def test_a_subroutine_that_reads_is_seen_before_the_kernel_writes():
     # The subroutine loads p[tid] (a read the kernel's registers alone would not show);
     # the kernel then stores to p[tid]: read then write by the same thread.
