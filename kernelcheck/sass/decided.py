@@ -10,8 +10,11 @@ each kernel's class, can give these kernels their class in microseconds instead 
 and walking them (reduction kernels with a global semaphore and scatter-add kernels are
 among the largest of a deep-learning library).
 
-Only opcodes whose space is global by name count (``REDG``, ``ATOMG``): a generic ``ATOM``
-or ``RED`` may address shared memory, which the analysis must resolve. An instruction
+Only opcodes whose space is global by name count (``REDG``, ``ATOMG``, and the bulk
+reductions of sm_90 into global memory: ``UBLKRED.G.S.ADD`` and ``UTMAREDG``, PTX's
+``cp.reduce.async.bulk.global`` and its tensor form, which add a whole shared-memory block
+into global memory): a generic ``ATOM`` or ``RED`` may address shared memory, which the
+analysis must resolve. An instruction
 guarded by ``@!PT`` never runs and does not count. Every other instruction does, reached
 or not: a ``never`` for an atomic no path reaches is a class less precise than the
 analysis would give, never a false ``idempotent``. Where the kernel also holds something
@@ -48,13 +51,21 @@ from kernelcheck.sass.lift_memory import atomic_operation
 __all__ = ["deciding_atomics", "decided_summary"]
 
 _GLOBAL_ATOMICS = frozenset({"REDG", "ATOMG"})
+#: Bulk reductions into global memory (``UBLKRED.G.S``: global destination, shared source).
+_BULK_REDUCTIONS = frozenset({"UBLKRED", "UTMAREDG"})
+
+
+def _global_bulk_reduction(instr: Instruction) -> bool:
+    return instr.opcode == "UTMAREDG" or (
+        instr.opcode == "UBLKRED" and instr.modifiers[:1] == ("G",))
 
 
 def deciding_atomics(function: Function) -> list[Instruction]:
     """The global atomics of ``function`` that are not idempotent in effect, in order."""
     found = []
     for instr in function.instructions:
-        if type(instr) is not Instruction or instr.opcode not in _GLOBAL_ATOMICS:
+        if type(instr) is not Instruction or not (instr.opcode in _GLOBAL_ATOMICS or (
+                instr.opcode in _BULK_REDUCTIONS and _global_bulk_reduction(instr))):
             continue
         guard = instr.guard
         if guard is not None and guard.negated and guard.register in ("PT", "UPT"):
@@ -73,7 +84,8 @@ def decided_summary(function: Function) -> KernelSummary | None:
     reasons = []
     accesses = []
     for instr in atomics:
-        rule = f"atomic {atomic_operation(instr)}: non-idempotent read-modify-write"
+        kind = "bulk reduction" if instr.opcode in _BULK_REDUCTIONS else "atomic"
+        rule = f"{kind} {atomic_operation(instr)}: non-idempotent read-modify-write"
         opcode, site, line = sass_site(instr)
         reasons.append(f"{rule} of global memory at {opcode} {site}{line}")
         accesses.append(MemoryAccess("atomic", instr.full_opcode, instr.index,

@@ -81,6 +81,15 @@ def _atomic(opcode: str, *modifiers: str, guard: Guard | None = None) -> Instruc
     (_atomic("REDG", "ADD", guard=Guard("PT", negated=True)), False),
     # Runs when P0 holds: counted (the class is per kernel, not per launch).
     (_atomic("REDG", "ADD", guard=Guard("P0")), True),
+    # Bulk reductions: a shared-memory block added into global memory (PyTorch's
+    # tma_scatter_add_kernel); into shared memory, or a max, the analysis decides.
+    (Instruction("UBLKRED", ("G", "S", "ADD", "F32", "RN"),
+                 (Register("UR4"), Register("UR6"), Register("R5"))), True),
+    (Instruction("UBLKRED", ("S", "S", "ADD", "F32", "RN"),
+                 (Register("UR4"), Register("UR6"), Register("R5"))), False),
+    (Instruction("UBLKRED", ("G", "S", "MAX", "S32"),
+                 (Register("UR4"), Register("UR6"), Register("R5"))), False),
+    (Instruction("UTMAREDG", ("2D", "ADD"), (Register("UR4"), Register("UR8"))), True),
 ])
 def test_which_atomics_decide(instruction, decides):
     function = _kernel(Instruction("EXIT"), instruction)
