@@ -64,8 +64,8 @@ def deciding_atomics(function: Function) -> list[Instruction]:
     """The global atomics of ``function`` that are not idempotent in effect, in order."""
     found = []
     for instr in function.instructions:
-        if type(instr) is not Instruction or not (instr.opcode in _GLOBAL_ATOMICS or (
-                instr.opcode in _BULK_REDUCTIONS and _global_bulk_reduction(instr))):
+        if type(instr) is not Instruction or not (
+                instr.opcode in _GLOBAL_ATOMICS or _global_bulk_reduction(instr)):
             continue
         guard = instr.guard
         if guard is not None and guard.negated and guard.register in ("PT", "UPT"):

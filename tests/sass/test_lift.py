@@ -441,29 +441,26 @@ _PRINT_TRAP_THEN_STORE = [
 ]
 
 
+_PRINTF_TABLE = ((CBANK_FUNCTIONS_DIRECTIVE, ((4, 0, "vprintf"),)),)
+
+
 def test_a_trap_ends_the_thread():
     # if (tid >= n) { printf(...); __trap(); } p[tid] = tid. ptxas leaves code after
     # BPT.TRAP (CUTLASS's paths for features the target lacks); none of it runs, so
     # neither the call of an unknown address nor the store there counts.
-    table = ((CBANK_FUNCTIONS_DIRECTIVE, ((4, 0, "vprintf"),)),)
-    summary = _kernel(_PRINT_TRAP_THEN_STORE, directives=table)
+    summary = _kernel(_PRINT_TRAP_THEN_STORE, directives=_PRINTF_TABLE)
     assert summary.kernel_class == "always", summary.reasons
     assert len([a for a in summary.accesses if a.kind == "write"]) == 1
 
 
-def test_a_guarded_trap_lets_the_other_threads_run_on():
-    # @P0 BPT.TRAP: the threads where P0 is false run the dead-looking code after it.
+@pytest.mark.parametrize("breakpoint", [
+    "@P0 BPT.TRAP 0x1",  # the threads where P0 is false run the code after it
+    "BPT.DRAIN 0x0",     # not a trap
+])
+def test_a_guarded_trap_or_another_breakpoint_lets_the_thread_run_on(breakpoint):
     lines = list(_PRINT_TRAP_THEN_STORE)
-    lines[8] = "@P0 BPT.TRAP 0x1"
-    summary = _kernel(lines, directives=((CBANK_FUNCTIONS_DIRECTIVE, ((4, 0, "vprintf"),)),))
-    assert summary.kernel_class == "not_proven"
-    assert any("sass.call" in reason for reason in summary.reasons), summary.reasons
-
-
-def test_other_breakpoints_do_not_end_the_thread():
-    lines = list(_PRINT_TRAP_THEN_STORE)
-    lines[8] = "BPT.DRAIN 0x0"
-    summary = _kernel(lines, directives=((CBANK_FUNCTIONS_DIRECTIVE, ((4, 0, "vprintf"),)),))
+    lines[8] = breakpoint
+    summary = _kernel(lines, directives=_PRINTF_TABLE)
     assert summary.kernel_class == "not_proven"
     assert any("sass.call" in reason for reason in summary.reasons), summary.reasons
 
