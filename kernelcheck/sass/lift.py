@@ -120,7 +120,9 @@ class Lifter:
         #: they write: left unlifted, those registers stale (:mod:`kernelcheck.sass.
         #: relevance`, :meth:`_skip`).
         self.irrelevant = {} if every_instruction else irrelevant_instructions(
-            sass, self._summarized_reads())
+            sass, self._summarized_reads(), {
+                index: written for index, (written, shared) in self.summarized.items()
+                if not shared and index not in self.divisions})
         #: Why an emitted unmodelled instruction is unmodelled, by position in ``out``.
         self.why: dict[int, str] = {}
         self.cbank = param_cbank(sass)

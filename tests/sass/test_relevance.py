@@ -135,6 +135,124 @@ def test_an_unknown_call_makes_every_register_relevant():
     assert dropped == []
 
 
+# out[tid] = in[tid] > 16 ? in[tid] : 3 * in[tid]: the branch only picks how the stored
+# value is computed.
+BRANCH_ON_DATA = [
+    "S2R R0, SR_TID.X",
+    "LDC.64 R2, c[0x0][0x210]",
+    "LDC.64 R6, c[0x0][0x218]",
+    "IMAD.WIDE R6, R0, 0x4, R6",
+    "LDG.E R5, desc[UR4][R6.64]",
+    "IMAD.WIDE R2, R0, 0x4, R2",
+    "ISETP.GT.AND P0, PT, R5, 0x10, PT",
+    "@P0 BRA 0x90",
+    "IMAD R5, R5, 0x3, RZ",
+    "STG.E desc[UR4][R2.64], R5",           # 0x90
+    "EXIT",
+]
+
+
+def test_a_branch_that_only_picks_a_stored_value_is_left_to_chance():
+    assert _dropped(BRANCH_ON_DATA) == ["ISETP.GT.AND P0, PT, R5, 0x10, PT",
+                                        "IMAD R5, R5, 0x3, RZ"]
+    sass = _sass(BRANCH_ON_DATA)
+    every, sliced = _summary(sass, every_instruction=True), _summary(sass)
+    assert sliced.kernel_class == every.kernel_class == "conditional"
+    assert sliced.conditions == every.conditions
+    assert [(a.kind, a.address, a.guard) for a in sliced.accesses] == [
+        (a.kind, a.address, a.guard) for a in every.accesses]
+
+
+def test_a_branch_that_decides_whether_a_store_runs_stays():
+    lines = list(BRANCH_ON_DATA)
+    lines[8] = "STG.E desc[UR4][R2.64], RZ"    # skipped when in[tid] > 16
+    assert _dropped(lines) == []
+
+
+def test_a_branch_that_decides_a_relevant_branch_stays():
+    # The outer branch (on data) decides whether the inner one (on the thread index) runs,
+    # and the inner one whether the store does.
+    assert _dropped([
+        "S2R R0, SR_TID.X",
+        "LDC.64 R2, c[0x0][0x210]",
+        "IMAD.WIDE R2, R0, 0x4, R2",
+        "LDG.E R5, desc[UR4][R2.64]",
+        "ISETP.GT.AND P0, PT, R5, 0x10, PT",
+        "@P0 BRA 0x90",
+        "ISETP.GT.AND P1, PT, R0, 0x20, PT",
+        "@P1 BRA 0x90",
+        "STG.E desc[UR4][R2.64], RZ",
+        "EXIT",                               # 0x90
+    ]) == []
+
+
+def test_a_loop_that_moves_an_address_stays():
+    # The loop on data counts how far the store goes: its test and its step stay.
+    assert _dropped([
+        "S2R R0, SR_TID.X",
+        "LDC.64 R2, c[0x0][0x210]",
+        "IMAD.WIDE R2, R0, 0x4, R2",
+        "LDG.E R5, desc[UR4][R2.64]",
+        "IADD3 R2, P1, R2, 0x4, RZ",          # 0x40
+        "IADD3 R5, R5, -0x1, RZ",
+        "ISETP.GT.AND P0, PT, R5, RZ, PT",
+        "@P0 BRA 0x40",
+        "STG.E desc[UR4][R2.64], RZ",
+        "EXIT",
+    ]) == []
+
+
+def test_stores_to_shared_and_local_memory_are_left_out():
+    assert _dropped([
+        "S2R R0, SR_TID.X",
+        "LDC.64 R2, c[0x0][0x210]",
+        "IMAD.WIDE R2, R0, 0x4, R2",
+        "IMAD.SHL.U32 R4, R0, 0x4, RZ",
+        "STS [R4], R0",
+        "STL [R1+0x8], R0",
+        "LDS R6, [R4+0x4]",
+        "STG.E desc[UR4][R2.64], R6",
+        "EXIT",
+    ]) == ["IMAD.SHL.U32 R4, R0, 0x4, RZ", "STS [R4], R0", "STL [R1+0x8], R0",
+           "LDS R6, [R4+0x4]"]
+
+
+def test_a_load_from_shared_memory_that_gives_an_address_stays():
+    assert _dropped([
+        "S2R R0, SR_TID.X",
+        "LDC.64 R2, c[0x0][0x210]",
+        "IMAD.SHL.U32 R4, R0, 0x4, RZ",
+        "LDS R6, [R4]",
+        "IMAD.WIDE R2, R6, 0x4, R2",
+        "STG.E desc[UR4][R2.64], R0",
+        "EXIT",
+    ]) == []
+
+
+def test_a_call_that_only_makes_unused_registers_opaque_is_left_out():
+    lines = [
+        "S2R R0, SR_TID.X",
+        "LDC.64 R2, c[0x0][0x210]",
+        "IMAD.WIDE R2, R0, 0x4, R2",
+        "FSETP.GT.AND P0, PT, R5, 1, PT",
+        "@P0 BRA 0x60",
+        "CALL.REL.NOINC 0x90",
+        "STG.E desc[UR4][R2.64], R5",           # 0x60
+        "EXIT",
+        "EXIT",
+        "FMUL R5, R5, 0.5",                     # 0x90
+        "RET.REL.NODEC R20 0x0",
+    ]
+    sass = _sass(lines)
+    dropped = irrelevant_instructions(sass, {5: ()}, {5: ("R5", "P1")})
+    assert 5 in dropped and dropped[5] == ("R5", "P1")
+    # Where it writes what an address reads, it stays, and so does the branch before it.
+    lines[6] = "IMAD.WIDE R2, R5, 0x4, R2"
+    lines.insert(7, "STG.E desc[UR4][R2.64], RZ")
+    kept = irrelevant_instructions(_sass(lines), {5: ()}, {5: ("R5", "P1")})
+    assert 5 not in kept and 3 not in kept
+
+
 def test_leaving_instructions_out_changes_nothing_the_analysis_reports():
     sass = _sass(ELEMENTWISE)
     every, sliced = _summary(sass, every_instruction=True), _summary(sass)
@@ -159,7 +277,7 @@ def test_a_wrong_answer_costs_precision_never_soundness(monkeypatch):
     assert _summary(sass).kernel_class == "always"
     wide = next(i for i in sass.instructions if i.opcode == "IMAD")
     monkeypatch.setattr(lift_module, "irrelevant_instructions",
-                        lambda function, calls=None: {wide.index: ("R2", "R3")})
+                        lambda function, calls=None, opaque_calls=None: {wide.index: ("R2", "R3")})
     summary = _summary(sass)
     assert summary.kernel_class == "not_proven"
     assert any("unknown address" in reason for reason in summary.reasons)
@@ -181,7 +299,7 @@ def test_without_a_fixpoint_what_was_left_out_stays_stale(monkeypatch):
     sass = _sass(lines)
     wide = next(i for i in sass.instructions if i.opcode == "IMAD")
     monkeypatch.setattr(lift_module, "irrelevant_instructions",
-                        lambda function, calls=None: {wide.index: ("R2", "R3")})
+                        lambda function, calls=None, opaque_calls=None: {wide.index: ("R2", "R3")})
     monkeypatch.setattr(lift_module, "_MAX_PASSES", 1)
     summary = _summary(sass)
     assert summary.kernel_class == "not_proven"
