@@ -6,8 +6,10 @@ over the file, then ``--kernels`` kernels drawn with ``--seed`` among those with
 with the source tree ``--before`` and with ``--after``, each in its own process, in turn for
 ``--rounds`` rounds (before, after, before, after, ...), so both see the same machine. It
 prints the CPU seconds of each version (per kernel the least over the rounds), their ratio,
-the kernels whose result differs (class, reasons, conditions, launch check and accesses
-compared), and the largest changes.
+the kernels whose result differs with where each first differs, and the largest changes.
+A result is the class, reasons, conditions and accesses, with the serial numbers of lifted
+instructions, blocks and loop variables left out, and the launch check's reason and size
+(its program is not compared: the order of a sum's terms may differ between versions).
 
 ``--slower-than S`` compares the slow kernels instead: the ``--before`` tree first times
 every kernel of the chosen images in the instruction range, and the ``--kernels`` drawn are
@@ -54,14 +56,30 @@ def _child(root: str, images: str, kernels: list[str], timeout: float) -> dict:
             try:
                 summary = within_budget(lambda f=function, m=module: analyze_sass_kernel(m, f),
                                         timeout)
-                text = repr((summary.kernel_class, summary.reasons, summary.conditions,
-                             summary.launch_check, summary.accesses))
+                check = summary.launch_check
+                text = _without_serials(repr((
+                    summary.kernel_class, summary.reasons, summary.conditions,
+                    summary.accesses, check.not_proven, len(check.program),
+                    len(check.accesses), len(check.pairs))))
                 kind = summary.kernel_class
             except BudgetExceeded:
                 text = kind = "over the budget"
             seconds = time.process_time() - start
-            out[function.name] = (seconds, hashlib.sha1(text.encode()).hexdigest(), kind)
+            out[function.name] = (seconds, hashlib.sha1(text.encode()).hexdigest(), kind,
+                                  text)
     return out
+
+
+def _without_serials(text: str) -> str:
+    """A result text without the names that count lifted instructions, blocks and loop
+    variables: they move when a version lifts fewer instructions, and say nothing about
+    the result."""
+    import re
+
+    for pattern, name in ((r"@\d+", "@"), (r"#\d+", "#"), (r"block \d+", "block"),
+                          (r"loop\d+:", "loop:"), (r"\bk\d+\b", "k")):
+        text = re.sub(pattern, name, text)
+    return text
 
 
 def _modules(images: list[tuple[str, bytes]]) -> list:
@@ -186,10 +204,20 @@ def _report(best: dict[str, dict], rounds: int) -> None:
     print(f"results differ for {len(differ)} of {len(common)} kernels")
     for name in differ:
         print(f"  {before[name][2]} -> {after[name][2]}: {name[:100]}")
+        print(_first_difference(before[name][3], after[name][3]))
     changes = sorted(common, key=lambda k: before[k][0] - after[k][0], reverse=True)
     print("largest changes (before -> after, seconds):")
     for name in dict.fromkeys(changes[:5] + changes[-3:]):
         print(f"  {before[name][0]:6.2f} -> {after[name][0]:6.2f}  {name[:90]}")
+
+
+def _first_difference(old: str, new: str, context: int = 100) -> str:
+    """Where two result texts first differ, with some context either side."""
+    at = next((k for k, (a, b) in enumerate(zip(old, new)) if a != b), min(len(old),
+                                                                          len(new)))
+    start = max(0, at - context)
+    return (f"      before: ...{old[start:at + 2 * context]}...\n"
+            f"      after : ...{new[start:at + 2 * context]}...")
 
 
 if __name__ == "__main__":
