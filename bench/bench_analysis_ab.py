@@ -213,8 +213,8 @@ def _report(best: dict[str, dict], rounds: int) -> None:
 
 def _first_difference(old: str, new: str, context: int = 100) -> str:
     """Where two result texts first differ, with some context either side."""
-    at = next((k for k, (a, b) in enumerate(zip(old, new)) if a != b), min(len(old),
-                                                                          len(new)))
+    at = next((k for k, (a, b) in enumerate(zip(old, new, strict=False)) if a != b),
+              min(len(old), len(new)))
     start = max(0, at - context)
     return (f"      before: ...{old[start:at + 2 * context]}...\n"
             f"      after : ...{new[start:at + 2 * context]}...")
