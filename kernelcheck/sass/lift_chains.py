@@ -244,7 +244,9 @@ def _constant_carry_sum(lifter, instr, dest: Register, hi_items, ones: int) -> N
 def carry_high(lifter, instr, dest: Register, hi_items, rest):
     """The high word of a 64-bit sum (``IADD3.X``/``IMAD.X``) whose low word began a carry
     chain: lifted as one 64-bit sum when the chain is recognised, as a 32-bit sum when
-    every carry input is a constant predicate, else opaque."""
+    every carry input is a constant predicate, else opaque. The carries it produces itself
+    (the middle word of a longer sum: ``IADD3.X R57, P1, R57, R2, RZ, P3, !PT``) are
+    opaque."""
     ones = _constant_carries(rest)
     if ones is not None:
         return _constant_carry_sum(lifter, instr, dest, hi_items, ones)
@@ -262,6 +264,7 @@ def carry_high(lifter, instr, dest: Register, hi_items, rest):
     if total is None or info[-1] in ("RZ", "URZ"):
         return opaque_instruction(lifter, instr)
     _complete(lifter, info[-1], dest.name, total, version)
+    _opaque_preds(lifter, _split_predicates(instr.operands)[1])
 
 
 def _shifted(lifter, a: Snap, shift: int) -> Snap:
