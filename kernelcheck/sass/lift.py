@@ -54,7 +54,12 @@ from kernelcheck.sass.calls import bank_objects
 from kernelcheck.sass.division import plan_divisions
 from kernelcheck.sass.frame import promote_stack_slots
 from kernelcheck.sass.inline import inline_subroutines
-from kernelcheck.sass.lift_state import LiftState, block_successors, is_predicate
+from kernelcheck.sass.lift_state import (
+    LiftState,
+    block_successors,
+    is_predicate,
+    predicate_value,
+)
 from kernelcheck.sass.params import param_cbank
 from kernelcheck.sass.relevance import irrelevant_instructions
 
@@ -99,6 +104,10 @@ _VIRTUAL: dict[str, tuple[Register, str]] = {}
 _VIRTUAL_KEPT = 4096
 
 
+#: The predicate registers a value number may be shared with.
+_PREDICATES = tuple(f"P{k}" for k in range(7)) + tuple(f"UP{k}" for k in range(7))
+
+
 class Lifter:
     """Emits the PTX form of one SASS function; the rules call its helpers."""
 
@@ -139,6 +148,10 @@ class Lifter:
         self._discarded: tuple = ((), (), {})
         self.guard: Guard | None = None
         self.sass_guard: tuple = ()
+        #: The names a guarded fact may give the current guard: the predicate, and its
+        #: value number when it has one; each with whether negated
+        #: (:mod:`kernelcheck.sass.lift_state`).
+        self.guard_keys: tuple = ()
         self.serial = 0
         self.by_label = {}
         #: Register pairs each block moves into the pair's own register at its end, for a
@@ -324,24 +337,28 @@ class Lifter:
                                                           guard.negated)
             self.sass_guard = () if guard is None else (guard.register, guard.negated)
             if instr is block.last and instr.is_terminator:
-                self.guard, self.sass_guard = None, ()
+                self.guard, self.sass_guard, self.guard_keys = None, (), ()
                 self._canonical_pairs()
                 self.guard = None if guard is None else Guard(
                     self.reg(guard.register).name, guard.negated)
                 self.sass_guard = () if guard is None else (guard.register, guard.negated)
+            self.guard_keys = () if guard is None else self._guard_keys(guard)
             if plan and instr.index in plan.copies:
                 self._copy_division_operands(instr, plan.copies[instr.index])
             if instr.index in self.irrelevant:
                 self._skip(instr)
             else:
                 lift_instruction(self, instr)
+                numbered = predicate_value(instr, self.state.tags)
+                if numbered is not None and numbered[0] not in self.state.tags:
+                    self.state.tags[numbered[0]] = numbered[1]
             if plan and instr.index in plan.results:
                 self._division_results(plan.results[instr.index])
             if self.stopped:
                 break  # the thread ends here (a call of __assertfail)
         if not self.stopped and (block.last is None or not block.last.is_terminator):
             self.current = block.last
-            self.guard, self.sass_guard = None, ()
+            self.guard, self.sass_guard, self.guard_keys = None, (), ()
             self._canonical_pairs()
         self.current = None
         if not emit:
@@ -352,6 +369,19 @@ class Lifter:
             del self.out[saved[0]:]
             del self.origin[saved[1]:]
         return state
+
+    def _guard_keys(self, guard) -> tuple:
+        """The names guarded facts may give ``guard``: its predicate, then, if it has a
+        value number, the number and every other predicate with the same number
+        (:mod:`kernelcheck.sass.lift_state`)."""
+        named = (guard.register, guard.negated)
+        tags = self.state.tags
+        number = tags.get(guard.register)
+        if number is None or number[0] != "pv":
+            return (named,)
+        same = tuple((name, guard.negated) for name in _PREDICATES
+                     if name != guard.register and tags.get(name) == number)
+        return (named, number + (guard.negated,)) + same
 
     def _skip(self, instr: Instruction) -> None:
         """Leave ``instr`` unlifted: the registers it writes lose their facts and become
@@ -385,14 +415,14 @@ class Lifter:
         instruction run (:mod:`kernelcheck.sass.division`)."""
         from kernelcheck.sass.lift_values import write32
 
-        saved = self.guard, self.sass_guard
-        self.guard, self.sass_guard = None, ()
+        saved = self.guard, self.sass_guard, self.guard_keys
+        self.guard, self.sass_guard, self.guard_keys = None, (), ()
         try:
             for register, opcode, kind, x, d in results:
                 write32(self, register, lambda r, o=opcode, k=kind, a=x, b=d: self.emit(
                     o, (k,), (r, Register(a), Register(b))))
         finally:
-            self.guard, self.sass_guard = saved
+            self.guard, self.sass_guard, self.guard_keys = saved
 
     def _want_pairs(self, sources: list[int], states: list[LiftState], dirty: set[int]) -> bool:
         """Register pairs that hold the halves of one 64-bit value at the end of every

@@ -137,7 +137,7 @@ def _copy_fact(lifter, dest: str, source) -> None:
         if fact is not None and fact[0] == "v":
             lifter.state.tags[dest] = ("g", fact[1], fact[2]) + lifter.sass_guard
         elif fact is not None and fact[0] == "g" and fact[2] is not None and (
-                fact[3:] == lifter.sass_guard):
+                fact[3:] in lifter.guard_keys):
             lifter.state.tags[dest] = fact
         return
     offset = cbank_offset(lifter, source)

@@ -155,7 +155,7 @@ def src32(lifter, operand):
             return Immediate(0)
         fact = lifter.state.tags.get(operand.name)
         if fact is not None and fact[0] == "g" and fact[2] is None and (
-                fact[3:] == lifter.sass_guard):
+                fact[3:] in lifter.guard_keys):
             return Register(fact[1])
         return lifter.reg(operand.name)
     if kind is Immediate:
@@ -225,7 +225,7 @@ def build64(lifter, lo, hi, lo_fact=_CURRENT, lo_name: str | None = None,
                     "lo", "hi"):
                 return Register(a[1])
             if a and b and a[0] == b[0] == "g" and a[1] == b[1] and (a[2], b[2]) == (
-                    "lo", "hi") and a[3:] == lifter.sass_guard:
+                    "lo", "hi") and a[3:] in lifter.guard_keys:
                 return Register(a[1])
             if a and b and a[0] == "pl" and b[0] == "v" and b[2] == "hi":
                 done = lifter.state.pending.get(("done",) + a[1:])

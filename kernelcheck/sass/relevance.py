@@ -291,7 +291,9 @@ class _Steps:
             droppable = (opcode in PURE_OPCODES and instr.known or opcode in REGISTER_ONLY
                          or opcode in _PRIVATE_LOADS or opcode in _PRIVATE_STORES
                          ) and not used & self.atomic_results
-            if opcode in opaque_results() or opcode in REGISTER_ONLY:
+            if opcode == "P2R":
+                used = self.mask(_saved_predicates(instr))
+            elif opcode in opaque_results() or opcode in REGISTER_ONLY:
                 used = 0 if guard is None else self.mask((guard.register,))
             elif opcode in _PLAIN_STORES:
                 used = self.mask(_address_reads(instr))
@@ -334,6 +336,24 @@ def _keeps(plan, live: int) -> bool:
             continue
         live = (live & ~killed) | read
     return False
+
+
+def _saved_predicates(instr: Instruction) -> tuple[str, ...]:
+    """What ``P2R Rd, PR, Ra, mask`` reads: the predicates the mask selects (the lifter
+    numbers a saved predicate by its value, :func:`~kernelcheck.sass.lift_state.
+    predicate_value`), ``Ra`` and the guard; every register it names for other forms."""
+    from kernelcheck.ir.nodes import Immediate
+
+    operands = instr.operands
+    mask = operands[3] if len(operands) == 4 else None
+    if type(mask) is not Immediate or mask.kind != "int" or not (
+            type(operands[1]) is Register and operands[1].name == "PR"):
+        return uses(instr)
+    saved = tuple(f"P{k}" for k in range(7) if mask.value >> k & 1)
+    rest = tuple(n for n in uses(replace(instr, operands=(operands[0], operands[2])))
+                 if not n.startswith("P"))
+    guard = (instr.guard.register,) if instr.guard is not None else ()
+    return saved + rest + guard
 
 
 def written_registers(instr: Instruction) -> tuple[str, ...]:

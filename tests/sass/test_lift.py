@@ -783,6 +783,43 @@ def _stored_at(lines, p: int, s: int) -> int:
     return regs["R16"] | regs["R17"] << 32
 
 
+def test_a_guard_saved_with_p2r_and_restored_keeps_what_it_guarded():
+    # CUB saves predicates with P2R and restores them with ISETP.NE; the store is guarded
+    # by the LOP3 recomputed while the restored predicate still holds.
+    assert _write_terms(_kernel([
+        "S2R R0, SR_TID.X",
+        "LDC R141, c[0x0][0x218]",
+        "LOP3.LUT P5, RZ, R141.reuse, 0x10, RZ, 0xc0, !PT",
+        "P2R R82, PR, RZ, 0x20",
+        "ISETP.GE.AND P5, PT, R0, 0x20, PT",
+        "ISETP.NE.AND P5, PT, R82, RZ, PT",
+        "@P5 LDC.64 R2, c[0x0][0x210]",
+        "@P5 IMAD.WIDE R2, R0, 0x4, R2",
+        "LOP3.LUT P6, RZ, R141, 0x10, RZ, 0xc0, !PT",
+        "@P6 STG.E desc[UR4][R2.64], R0",
+        "EXIT",
+    ])) == ["(4*%tid.x + param_0)"]
+
+
+@pytest.mark.parametrize("saved", ["P2R R82, PR, RZ, 0x10", "P2R R82, PR, R7, 0x20"],
+                         ids=["another-predicate", "other-bits-kept"])
+def test_a_register_that_did_not_save_the_guard_restores_nothing(saved):
+    [address] = _write_terms(_kernel([
+        "S2R R0, SR_TID.X",
+        "LDC R141, c[0x0][0x218]",
+        "LOP3.LUT P5, RZ, R141, 0x10, RZ, 0xc0, !PT",
+        saved,
+        "ISETP.GE.AND P5, PT, R0, 0x20, PT",
+        "ISETP.NE.AND P5, PT, R82, RZ, PT",
+        "@P5 LDC.64 R2, c[0x0][0x210]",
+        "@P5 IMAD.WIDE R2, R0, 0x4, R2",
+        "LOP3.LUT P6, RZ, R141, 0x10, RZ, 0xc0, !PT",
+        "@P6 STG.E desc[UR4][R2.64], R0",
+        "EXIT",
+    ]))
+    assert address != "(4*%tid.x + param_0)"
+
+
 @pytest.mark.parametrize("change", [
     None,
     ("IMAD R13, R9, 0x3, RZ", "IMAD R13, R9, 0x5, RZ"),      # another constant
@@ -943,3 +980,58 @@ def test_sums_from_copies_never_miss_the_stored_address(lines, bump):
         verdict = evaluate(summary.launch_check, buffer, (1, 1, 1), (1, 1, 1)).verdict
         assert verdict != "idempotent", (bump, hex(s), summary.kernel_class,
                                          _write_terms(summary))
+
+
+# The pointer is built under P5; P5 is then overwritten, and the store is guarded by P6,
+# which ptxas recomputes with the same LOP3 (CUB's radix sort scatter does this).
+_PREDICATE_RECOMPUTED = [
+    "S2R R0, SR_TID.X",
+    "LDC R141, c[0x0][0x218]",
+    "LOP3.LUT P5, RZ, R141, 0x10, RZ, 0xc0, !PT",
+    "@P5 LDC.64 R2, c[0x0][0x210]",
+    "@P5 IMAD.WIDE R2, R0, 0x4, R2",
+    "ISETP.GE.AND P5, PT, R0, 0x20, PT",
+    "@!P5 IADD3 R4, R0, 0x1, RZ",
+    "LOP3.LUT P6, RZ, R141, 0x10, RZ, 0xc0, !PT",
+    "@P6 STG.E desc[UR4][R2.64], R0",
+    "EXIT",
+]
+
+
+def test_a_guard_recomputed_into_another_predicate_keeps_what_it_guarded():
+    assert _write_terms(_kernel(_PREDICATE_RECOMPUTED)) == ["(4*%tid.x + param_0)"]
+
+
+@pytest.mark.parametrize("change", [
+    (7, "LOP3.LUT P6, RZ, R141, 0x20, RZ, 0xc0, !PT"),   # another bit
+    (6, "IADD3 R141, R141, 0x1, RZ"),                     # the tested word changed
+    (6, "@!P5 IADD3 R141, R141, 0x1, RZ"),                # ... on some paths
+    (4, "@P5 IMAD.WIDE R141, R0, 0x4, R2"),               # written under that guard
+], ids=["other-bit", "word-written", "word-written-guarded", "guarded-write-of-the-word"])
+def test_a_guard_computed_from_other_values_does_not(change):
+    lines = list(_PREDICATE_RECOMPUTED)
+    lines[change[0]] = change[1]
+    [address] = _write_terms(_kernel(lines))
+    assert address != "(4*%tid.x + param_0)"
+
+
+def test_the_carry_out_of_a_completed_chain_is_not_the_older_predicate():
+    # IADD3.X writes P1 (the carry out of the high word) after P1 held param_1 == 0: the
+    # store under !P1 does not depend on param_1 any more.
+    summary = _kernel([
+        "S2R R0, SR_TID.X",
+        "LDC.64 R2, c[0x0][0x210]",
+        "LDC R7, c[0x0][0x218]",
+        "LDG.E R6, desc[UR4][R2.64]",
+        "ISETP.EQ.AND P1, PT, R7, RZ, PT",
+        "@P1 LDG.E R8, desc[UR4][R2.64+0x80]",   # P1 is needed before the chain too
+        "IADD3 R4, P0, R2, 0x10, RZ",
+        "IADD3.X R5, P1, R3, RZ, RZ, P0, !PT",
+        "@!P1 STG.E desc[UR4][R2.64], R6",
+        "EXIT",
+    ])
+    # At a launch with param_1 == 0 the store still runs (had P1 kept its older value,
+    # the launch check would call that launch idempotent).
+    verdict = evaluate(summary.launch_check, struct.pack("<QI", 0x7F0000000000, 0),
+                       (1, 1, 1), (32, 1, 1))
+    assert verdict.verdict == "not_idempotent"
