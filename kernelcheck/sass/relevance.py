@@ -326,16 +326,11 @@ def _scan(plan, live: int, dropped: list[int] | None) -> int:
 
 
 def _keeps(plan, live: int) -> bool:
-    """Whether a block, with ``live`` relevant at its end, keeps an instruction that
-    computes something relevant (its plan holds only droppable and control
-    instructions)."""
-    for _, droppable, _, written, killed, read in plan:
-        if droppable:
-            if live & written:
-                return True
-            continue
-        live = (live & ~killed) | read
-    return False
+    """Whether a block, with ``live`` relevant at its end, keeps one of its droppable
+    instructions (one that computes something relevant)."""
+    dropped: list[int] = []
+    _scan(plan, live, dropped)
+    return len(dropped) < sum(1 for step in plan if step[1])
 
 
 def _saved_predicates(instr: Instruction) -> tuple[str, ...]:

@@ -783,40 +783,33 @@ def _stored_at(lines, p: int, s: int) -> int:
     return regs["R16"] | regs["R17"] << 32
 
 
+# CUB saves predicates with P2R and restores them with ISETP.NE; the store is guarded by
+# the LOP3 recomputed while the restored predicate still holds.
+_PREDICATE_SAVED = [
+    "S2R R0, SR_TID.X",
+    "LDC R141, c[0x0][0x218]",
+    "LOP3.LUT P5, RZ, R141.reuse, 0x10, RZ, 0xc0, !PT",
+    "P2R R82, PR, RZ, 0x20",
+    "ISETP.GE.AND P5, PT, R0, 0x20, PT",
+    "ISETP.NE.AND P5, PT, R82, RZ, PT",
+    "@P5 LDC.64 R2, c[0x0][0x210]",
+    "@P5 IMAD.WIDE R2, R0, 0x4, R2",
+    "LOP3.LUT P6, RZ, R141, 0x10, RZ, 0xc0, !PT",
+    "@P6 STG.E desc[UR4][R2.64], R0",
+    "EXIT",
+]
+
+
 def test_a_guard_saved_with_p2r_and_restored_keeps_what_it_guarded():
-    # CUB saves predicates with P2R and restores them with ISETP.NE; the store is guarded
-    # by the LOP3 recomputed while the restored predicate still holds.
-    assert _write_terms(_kernel([
-        "S2R R0, SR_TID.X",
-        "LDC R141, c[0x0][0x218]",
-        "LOP3.LUT P5, RZ, R141.reuse, 0x10, RZ, 0xc0, !PT",
-        "P2R R82, PR, RZ, 0x20",
-        "ISETP.GE.AND P5, PT, R0, 0x20, PT",
-        "ISETP.NE.AND P5, PT, R82, RZ, PT",
-        "@P5 LDC.64 R2, c[0x0][0x210]",
-        "@P5 IMAD.WIDE R2, R0, 0x4, R2",
-        "LOP3.LUT P6, RZ, R141, 0x10, RZ, 0xc0, !PT",
-        "@P6 STG.E desc[UR4][R2.64], R0",
-        "EXIT",
-    ])) == ["(4*%tid.x + param_0)"]
+    assert _write_terms(_kernel(_PREDICATE_SAVED)) == ["(4*%tid.x + param_0)"]
 
 
 @pytest.mark.parametrize("saved", ["P2R R82, PR, RZ, 0x10", "P2R R82, PR, R7, 0x20"],
                          ids=["another-predicate", "other-bits-kept"])
 def test_a_register_that_did_not_save_the_guard_restores_nothing(saved):
-    [address] = _write_terms(_kernel([
-        "S2R R0, SR_TID.X",
-        "LDC R141, c[0x0][0x218]",
-        "LOP3.LUT P5, RZ, R141, 0x10, RZ, 0xc0, !PT",
-        saved,
-        "ISETP.GE.AND P5, PT, R0, 0x20, PT",
-        "ISETP.NE.AND P5, PT, R82, RZ, PT",
-        "@P5 LDC.64 R2, c[0x0][0x210]",
-        "@P5 IMAD.WIDE R2, R0, 0x4, R2",
-        "LOP3.LUT P6, RZ, R141, 0x10, RZ, 0xc0, !PT",
-        "@P6 STG.E desc[UR4][R2.64], R0",
-        "EXIT",
-    ]))
+    lines = list(_PREDICATE_SAVED)
+    lines[3] = saved
+    [address] = _write_terms(_kernel(lines))
     assert address != "(4*%tid.x + param_0)"
 
 
