@@ -72,6 +72,10 @@ RLIMIT = 200_000
 #: Wall-clock cap per query, a guard only (the resource budget ends a query first).
 TIMEOUT_MS = 2000
 _LIMIT = 250  # bits an encoded value may need
+#: Where :func:`prove_never_overlap` keeps, in its cache, what it reuses between the queries
+#: of one kernel, and how many of the executions it found it tries before a search.
+_KERNEL_MEMO = ("overlap memo",)
+_WITNESSES_KEPT = 4
 
 
 class SmtResult:
@@ -253,7 +257,10 @@ def prove_never_overlap(write_addr, write_width: int, read_addr, read_width: int
     timeout_ms : int
         Wall-clock cap for the query (the deterministic budget is :data:`RLIMIT`).
     cache : dict, optional
-        Answers of earlier queries (of one kernel), keyed by the query; filled in.
+        Answers of earlier queries (of one kernel), keyed by the query; filled in. It also
+        keeps the encoding of each address, and the last few executions Z3 found where a
+        pair may overlap: a query that one of them satisfies is answered "sat" without a
+        search (the answer the search would give; see :func:`_never_overlap`).
 
     Returns
     -------
@@ -275,7 +282,8 @@ def prove_never_overlap(write_addr, write_width: int, read_addr, read_width: int
     if cache is not None and key in cache:
         hit = cache[key]
         return SmtResult(hit.proved, hit.status, 0.0)
-    result = _never_overlap(write_addr, write_width, read_addr, read_width, timeout_ms)
+    result = _never_overlap(write_addr, write_width, read_addr, read_width, timeout_ms,
+                            None if cache is None else cache.setdefault(_KERNEL_MEMO, {}))
     if cache is not None:
         cache[key] = result
     return result
@@ -354,7 +362,37 @@ def _linear(t, sign: int, sums: dict) -> None:
 
 
 @shielded()
-def _never_overlap(write_addr, write_width, read_addr, read_width, timeout_ms) -> SmtResult:
+def _encoded(z3, term, side: str, memo: dict | None) -> tuple:
+    """``(expression, facts)`` of ``term`` encoded on ``side``, from ``memo`` where it was
+    encoded before (the entry keeps the term, so its ``id`` names it)."""
+    key = (side, id(term))
+    found = None if memo is None else memo.get(key)
+    if found is not None and found[0] is term:
+        return found[1], found[2]
+    facts: list = []
+    expression = _Encoder(z3, {}, side, facts).enc(term)
+    if memo is not None:
+        memo[key] = (term, expression, facts)
+    return expression, facts
+
+
+def _never_overlap(write_addr, write_width, read_addr, read_width, timeout_ms,
+                   memo: dict | None = None) -> SmtResult:
+    """The query of :func:`prove_never_overlap`. ``memo`` (kept for one kernel) holds the
+    encoding of each address on each side and, under ``"witnesses"``, models of earlier
+    queries that answered "sat", newest first; this query's goes there too.
+
+    An address is encoded once per side: its variables are named by the side and by what
+    they stand for, and its facts state the range of each, so the facts of two encodings
+    made apart say together what one encoder would say of both.
+
+    The accesses of one kernel that may meet mostly do so in the same way (an in-place
+    sort reads and writes one array from every thread), so an execution Z3 found for one
+    pair often is one for the next. A model is a full assignment (completed with default
+    values for the names it lacks) and the claim is evaluated whole, the facts of both
+    accesses included: where it holds, the query is satisfiable and the search would
+    answer "sat". Where it does not, the search runs as before, so no proof is lost.
+    """
     widths = [_width(write_addr), _width(read_addr)]
     if None in widths or max(widths) > _LIMIT:
         return SmtResult(False, "not encoded", 0.0)
@@ -366,18 +404,28 @@ def _never_overlap(write_addr, write_width, read_addr, read_width, timeout_ms) -
         return SmtResult(False, "sat (same thread)", time.perf_counter() - start)
     z3 = load_z3()
 
-    facts: list = []
-    shared: dict = {}
     try:
-        w = _Encoder(z3, shared, "w", facts).enc(write_addr)
-        r = _Encoder(z3, shared, "r", facts).enc(read_addr)
+        w, write_facts = _encoded(z3, write_addr, "w", memo)
+        r, read_facts = _encoded(z3, read_addr, "r", memo)
     except (ValueError, TypeError, z3.Z3Exception):
         return SmtResult(False, "not encoded", time.perf_counter() - start)
+    facts = [*write_facts, *read_facts]
+    witnesses = None if memo is None else memo.setdefault("witnesses", [])
+    meet = [w < r + read_width, r < w + write_width]
+    if witnesses:
+        claim = z3.And(*facts, *meet)
+        for model in witnesses:
+            if z3.is_true(model.eval(claim, model_completion=True)):
+                return SmtResult(False, "sat (an earlier witness)",
+                                 time.perf_counter() - start)
     solver = z3.Solver()
     solver.set("rlimit", RLIMIT)
     solver.add(*facts)
-    solver.add(w < r + read_width, r < w + write_width)
+    solver.add(*meet)
     answer = check(solver, timeout_ms)
+    if answer == z3.sat and witnesses is not None:
+        witnesses.insert(0, solver.model())
+        del witnesses[_WITNESSES_KEPT:]
     return SmtResult(answer == z3.unsat, str(answer), time.perf_counter() - start)
 
 

@@ -20,7 +20,7 @@ soundness argument), which is one range per tensor chunk.
 
 from __future__ import annotations
 
-from kernelcheck.analysis.terms import Add, ParamAt, Special, Term, Wrap, contains, has_kind
+from kernelcheck.analysis.terms import Add, ParamAt, Special, Term, Wrap, children, has_kind
 
 __all__ = ["EXPANDABLE", "expansion_axis", "table_entry"]
 
@@ -42,18 +42,37 @@ def expansion_axis(terms) -> str | None:
     True
     """
     found: set[str] = set()
-    for term in terms:
-        # The kinds of a term's nodes are kept per node: most terms hold no table read,
-        # and this answers that without a walk of the (often large, shared) term.
-        if has_kind(term, ParamAt):
-            contains(term, lambda t: type(t) is ParamAt and _note(t.offset, found))
+    # The kinds of a term's nodes are kept per node: the walks below enter only the
+    # sub-terms that hold a table read (or, inside an offset, a special register), so a
+    # large term with one table read costs the path to it, and a node shared by the terms
+    # is visited once.
+    tables: set[int] = set()
+    offsets: set[int] = set()
+    stack = [t for t in terms if has_kind(t, ParamAt)]
+    while stack:
+        t = stack.pop()
+        if id(t) in tables:
+            continue
+        tables.add(id(t))
+        if type(t) is ParamAt:
+            _note(t.offset, found, offsets)
+        stack.extend(c for c in children(t) if has_kind(c, ParamAt))
     return next((axis for axis in EXPANDABLE if axis in found), None)
 
 
-def _note(offset: Term, found: set[str]) -> bool:
-    contains(offset, lambda t: type(t) is Special and t.name in EXPANDABLE and (
-        found.add(t.name) or False))
-    return False
+def _note(offset: Term, found: set[str], seen: set[int]) -> None:
+    """Add to ``found`` the block indices ``offset`` reads, nested table reads included."""
+    stack = [offset] if has_kind(offset, Special) else []
+    while stack:
+        t = stack.pop()
+        if id(t) in seen:
+            continue
+        seen.add(id(t))
+        if type(t) is Special:
+            if t.name in EXPANDABLE:
+                found.add(t.name)
+            continue
+        stack.extend(c for c in children(t) if has_kind(c, Special))
 
 
 def table_entry(address: Term) -> ParamAt | None:
