@@ -75,6 +75,27 @@ def test_identical_queries_are_answered_once_per_cache():
     assert not prove_same_address(_addr(TID), _addr(add(TID, Const(1)))).proved
 
 
+def test_a_kernel_s_queries_reuse_witnesses_and_still_find_every_proof():
+    # The queries of one kernel, in the order an in-place kernel asks them: pairs that meet
+    # (each thread reads the word the next thread stores, then a double word there, then
+    # the word two threads on) and, between them, pairs their guards keep apart. One cache
+    # for all gives each the answer it gets alone; a pair that meets the way an earlier one
+    # did is answered by that execution, without a search.
+    i, n = wrap(TID, 32, True), wrap(N, 32, True)
+    low = (Cmp("lt", i, n),)
+    apart = (_addr(TID, low), 4,
+             apply_guards(wrap(add(P, mul(Const(4), add(i, n))), 64, False), low), 4)
+    after = _addr(add(TID, Const(1)))
+    queries = [(_addr(TID), 4, after, 4), apart, (_addr(TID), 4, after, 8),
+               (_addr(TID), 4, _addr(add(TID, Const(2))), 4), apart[2:] + apart[:2]]
+    alone = [prove_never_overlap(*q, timeout_ms=10_000) for q in queries]
+    cache: dict = {}
+    shared = [prove_never_overlap(*q, timeout_ms=10_000, cache=cache) for q in queries]
+    assert [r.proved for r in shared] == [r.proved for r in alone] == [
+        False, True, False, False, True]
+    assert any(r.status == "sat (an earlier witness)" for r in shared)
+
+
 def test_ctrl_c_during_a_check_stops_the_program_when_the_check_ends():
     # Z3's own handler would take the SIGINT as a cancel of the check (answer "unknown")
     # and the program would never see it: `analyze` went on after a Ctrl-C.
