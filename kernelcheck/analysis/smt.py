@@ -361,7 +361,6 @@ def _linear(t, sign: int, sums: dict) -> None:
             sums[t] = sums.get(t, 0) + k
 
 
-@shielded()
 def _encoded(z3, term, side: str, memo: dict | None) -> tuple:
     """``(expression, facts)`` of ``term`` encoded on ``side``, from ``memo`` where it was
     encoded before (the entry keeps the term, so its ``id`` names it)."""
@@ -376,6 +375,7 @@ def _encoded(z3, term, side: str, memo: dict | None) -> tuple:
     return expression, facts
 
 
+@shielded()
 def _never_overlap(write_addr, write_width, read_addr, read_width, timeout_ms,
                    memo: dict | None = None) -> SmtResult:
     """The query of :func:`prove_never_overlap`. ``memo`` (kept for one kernel) holds the
