@@ -20,6 +20,8 @@ soundness argument), which is one range per tensor chunk.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from kernelcheck.analysis.terms import Add, ParamAt, Special, Term, Wrap, children, has_kind
 
 __all__ = ["EXPANDABLE", "expansion_axis", "table_entry"]
@@ -42,37 +44,29 @@ def expansion_axis(terms) -> str | None:
     True
     """
     found: set[str] = set()
-    # The kinds of a term's nodes are kept per node: the walks below enter only the
-    # sub-terms that hold a table read (or, inside an offset, a special register), so a
-    # large term with one table read costs the path to it, and a node shared by the terms
-    # is visited once.
-    tables: set[int] = set()
+    # The kinds of a term's nodes are kept per node: the walks enter only the sub-terms
+    # that hold a table read (or, inside an offset, a special register), so a large term
+    # with one table read costs the path to it, and a node shared by the terms is visited
+    # once.
     offsets: set[int] = set()
-    stack = [t for t in terms if has_kind(t, ParamAt)]
-    while stack:
-        t = stack.pop()
-        if id(t) in tables:
-            continue
-        tables.add(id(t))
-        if type(t) is ParamAt:
-            _note(t.offset, found, offsets)
-        stack.extend(c for c in children(t) if has_kind(c, ParamAt))
+    for read in _nodes_holding(terms, ParamAt, set()):
+        if type(read) is ParamAt:
+            found.update(t.name for t in _nodes_holding((read.offset,), Special, offsets)
+                         if type(t) is Special and t.name in EXPANDABLE)
     return next((axis for axis in EXPANDABLE if axis in found), None)
 
 
-def _note(offset: Term, found: set[str], seen: set[int]) -> None:
-    """Add to ``found`` the block indices ``offset`` reads, nested table reads included."""
-    stack = [offset] if has_kind(offset, Special) else []
+def _nodes_holding(roots, kind: type, seen: set[int]) -> Iterator[Term]:
+    """The nodes of ``roots`` with a node of class ``kind`` at or below them, each once
+    (``seen``, by ``id``, may be shared between walks)."""
+    stack = [t for t in roots if has_kind(t, kind)]
     while stack:
         t = stack.pop()
         if id(t) in seen:
             continue
         seen.add(id(t))
-        if type(t) is Special:
-            if t.name in EXPANDABLE:
-                found.add(t.name)
-            continue
-        stack.extend(c for c in children(t) if has_kind(c, Special))
+        yield t
+        stack.extend(c for c in children(t) if has_kind(c, kind))
 
 
 def table_entry(address: Term) -> ParamAt | None:
