@@ -471,30 +471,47 @@ def rejoin_words(term: Term) -> Term:
     """
     if type(term) is not Add or len(term.args) < 2:
         return term
-    args = list(term.args)
+    args = term.args
+    # The high-word summands ``2**32 * W`` first, each read once (a long sum has many
+    # low-word candidates): by the 64-bit value ``V`` when ``W`` is ``hi32(V)``, and in
+    # order when ``W`` is ``~hi32(Y)``; a pair is the first high word that fits a low word.
+    by_value: dict[Term, int] = {}
+    complements: list[tuple[int, Term]] = []
+    for j, hi in enumerate(args):
+        if type(hi) is not Mul or len(hi.args) != 2 or hi.args[0] != Const(1 << 32):
+            continue
+        word = hi.args[1]
+        if type(word) is Wrap and word.bits == 32 and not word.signed:
+            word = word.arg
+        if type(word) is Shr and word.k == 32:
+            by_value.setdefault(wrap(word.a, 64, False), j)
+            continue
+        # The halves of ~X: lo32(-X - 1) and ~hi32(X) = -hi32(X) - 1 (mod 2**32).
+        negated = add(word, Const(1))
+        if type(negated) is Mul and len(negated.args) == 2 and negated.args[0] == Const(
+                -1) and type(negated.args[1]) is Shr and negated.args[1].k == 32:
+            y = negated.args[1].a
+            if wrap(y, 64, False) == y:
+                complements.append((j, y))
+    if not by_value and not complements:
+        return term
     for i, lo in enumerate(args):
         if type(lo) is not Wrap or lo.bits != 32 or lo.signed:
             continue
-        whole = wrap(lo.arg, 64, False)
-        for j, hi in enumerate(args):
-            if j == i or type(hi) is not Mul or len(hi.args) != 2 or hi.args[0] != Const(
-                    1 << 32):
-                continue
-            word = hi.args[1]
-            if type(word) is Wrap and word.bits == 32 and not word.signed:
-                word = word.arg
-            if type(word) is Shr and word.k == 32 and wrap(word.a, 64, False) == whole:
-                rest = [a for k, a in enumerate(args) if k not in (i, j)]
-                return rejoin_words(add(whole, *rest))
-            # The halves of ~X: lo32(-X - 1) and ~hi32(X) = -hi32(X) - 1 (mod 2**32).
-            negated = add(word, Const(1))
-            if type(negated) is Mul and len(negated.args) == 2 and negated.args[0] == Const(
-                    -1) and type(negated.args[1]) is Shr and negated.args[1].k == 32:
-                x, y = mul(Const(-1), add(lo.arg, Const(1))), negated.args[1].a
-                if wrap(y, 64, False) == y == wrap(x, 64, False):
-                    rest = [a for k, a in enumerate(args) if k not in (i, j)]
-                    return rejoin_words(add(wrap(add(mul(Const(-1), x), Const(-1)), 64,
-                                                 False), *rest))
+        j = by_value.get(wrap(lo.arg, 64, False))
+        x = None
+        for k, y in complements:
+            if j is not None and k > j:
+                break
+            if x is None:
+                x = mul(Const(-1), add(lo.arg, Const(1)))
+            if y == wrap(x, 64, False):
+                rest = [a for n, a in enumerate(args) if n not in (i, k)]
+                return rejoin_words(add(wrap(add(mul(Const(-1), x), Const(-1)), 64, False),
+                                        *rest))
+        if j is not None:
+            rest = [a for n, a in enumerate(args) if n not in (i, j)]
+            return rejoin_words(add(wrap(lo.arg, 64, False), *rest))
     return term
 
 

@@ -62,6 +62,29 @@ def test_the_complement_identity_holds_on_values():
         assert lo + 2**32 * hi == (-value - 1) % 2**64
 
 
+def _halves(value):
+    whole = wrap(value, 64, False)
+    return wrap(value, 32, False), mul(Const(1 << 32), wrap(Shr(whole, 32), 32, False))
+
+
+def test_a_long_sum_rejoins_each_value_with_its_own_high_word():
+    # Indices times strides of eight dimensions, each 64-bit value split into halves, the
+    # halves in no particular order among other summands (an unrolled offset calculator).
+    values = [mul(Param(f"i{k}", 8 * k, 8), Param(f"s{k}", 64 + 8 * k, 8)) for k in range(8)]
+    x = add(mul(add(CTAID, NCTAID), NTID), TID)
+    lows, highs = zip(*(_halves(v) for v in values), strict=True)
+    complement_lo, complement_hi = _not_halves(x).args
+    others = [Param("base", 128, 8), mul(Const(4), TID)]
+    summands = [*highs[::-1], complement_hi, *others, *lows, complement_lo]
+    joined = rejoin_words(add(*summands))
+    expected = [*(wrap(v, 64, False) for v in values),
+                wrap(add(neg(x), Const(-1)), 64, False), *others]
+    assert sorted(map(repr, joined.args)) == sorted(map(repr, expected))
+    # A low word whose high word is missing stays as it is.
+    partial = rejoin_words(add(lows[0], highs[1], others[0]))
+    assert partial == add(lows[0], highs[1], others[0])
+
+
 def test_halves_of_a_value_that_may_pass_64_bits_do_not_rejoin():
     x = add(Param("n", 0, 8), Const(5))  # an unwrapped sum that may reach 2**64
     joined = rejoin_words(_not_halves(x))
