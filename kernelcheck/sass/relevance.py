@@ -29,10 +29,11 @@ grow together to a fixpoint. So the data-dependent branches of a math library ro
 decide only which arithmetic computes a stored value, are left to an opaque choice, and
 the comparisons and arithmetic that fed them are left out.
 
-Stores to the stack and to shared memory (``STL``, ``STS``) are never relevant: the
-analysis records no access to memory private to one execution of the kernel, and loads
-from it (``LDL``, ``LDS``) give opaque values; those loads are relevant only for their
-results.
+Stores to the stack and to shared memory (``STL``, ``STS``, ``STSM``) are never relevant:
+the analysis records no access to memory private to one execution of the kernel, and loads
+from it (``LDL``, ``LDS``, ``LDSM``) give opaque values; those loads are relevant only for
+their results (and ``LDSM``, whose results are opaque whatever its address, then only for
+its guard).
 
 The lifter leaves each irrelevant instruction unlifted (:mod:`kernelcheck.sass.lift`): the
 registers it writes lose the lifter's facts and are marked stale, and a lifted
@@ -99,8 +100,11 @@ _ATOMICS = frozenset({"ATOMG", "ATOM", "ATOMS", "RED", "REDG"})
 #: memory; what stack slots could be read as registers is already a register,
 #: :mod:`kernelcheck.sass.frame`): the analysis records no access there, and their loads
 #: give opaque values. A store there is never relevant, a load only for its result.
-_PRIVATE_STORES = frozenset({"STS", "STL"})
-_PRIVATE_LOADS = frozenset({"LDS", "LDL"})
+_PRIVATE_STORES = frozenset({"STS", "STL", "STSM"})
+_PRIVATE_LOADS = frozenset({"LDS", "LDL", "LDSM"})
+#: Of those loads, the ones the lifter gives opaque results whatever their address holds
+#: (``LDSM``, the matrix load from shared memory): only their guard is read.
+_OPAQUE_LOADS = frozenset({"LDSM"})
 #: Opaque-valued instructions that the recognition of an integer division by a runtime
 #: value reads (:mod:`kernelcheck.sass.division`): the lifter replaces the quotient they
 #: compute by a ``div`` of the operands they read, so those operands stay relevant.
@@ -293,7 +297,8 @@ class _Steps:
                          ) and not used & self.atomic_results
             if opcode == "P2R":
                 used = self.mask(_saved_predicates(instr))
-            elif opcode in opaque_results() or opcode in REGISTER_ONLY:
+            elif opcode in opaque_results() or opcode in REGISTER_ONLY or (
+                    opcode in _OPAQUE_LOADS):
                 used = 0 if guard is None else self.mask((guard.register,))
             elif opcode in _PLAIN_STORES:
                 used = self.mask(_address_reads(instr))

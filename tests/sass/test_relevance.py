@@ -217,6 +217,36 @@ def test_stores_to_shared_and_local_memory_are_left_out():
            "LDS R6, [R4+0x4]"]
 
 
+def test_matrix_loads_and_stores_of_shared_memory_are_left_out():
+    # ldmatrix feeds a tensor-core product whose result is only stored; stmatrix writes
+    # shared memory only: neither, nor the shared address they read, decides anything.
+    assert _dropped([
+        "S2R R0, SR_TID.X",
+        "LDC.64 R2, c[0x0][0x210]",
+        "IMAD.WIDE R2, R0, 0x4, R2",
+        "IMAD.SHL.U32 R4, R0, 0x10, RZ",
+        "LDSM.16.M88.4 R8, [R4]",
+        "HMMA.16816.F32 R12, R8, R10, RZ",
+        "STSM.16.M88.4 [R4+0x200], R8",
+        "STG.E desc[UR4][R2.64], R12",
+        "EXIT",
+    ]) == ["IMAD.SHL.U32 R4, R0, 0x10, RZ", "LDSM.16.M88.4 R8, [R4]",
+           "HMMA.16816.F32 R12, R8, R10, RZ", "STSM.16.M88.4 [R4+0x200], R8"]
+
+
+def test_a_matrix_load_whose_result_gives_an_address_stays_without_its_address():
+    # Its result is opaque whatever it reads, so its own address is not relevant.
+    assert _dropped([
+        "S2R R0, SR_TID.X",
+        "LDC.64 R2, c[0x0][0x210]",
+        "IMAD.SHL.U32 R4, R0, 0x10, RZ",
+        "LDSM.16.M88.4 R8, [R4]",
+        "IMAD.WIDE R2, R8, 0x4, R2",
+        "STG.E desc[UR4][R2.64], R0",
+        "EXIT",
+    ]) == ["S2R R0, SR_TID.X", "IMAD.SHL.U32 R4, R0, 0x10, RZ"]
+
+
 def test_a_load_from_shared_memory_that_gives_an_address_stays():
     assert _dropped([
         "S2R R0, SR_TID.X",
