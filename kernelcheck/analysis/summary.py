@@ -40,6 +40,7 @@ from functools import lru_cache
 
 from kernelcheck.analysis.bases import (
     base_param,
+    forget_parts,
     module_base,
     narrowing_base,
     rebased_base,
@@ -754,6 +755,7 @@ def forget_kernel_caches() -> None:
     _base.cache_clear()
     _based_residue.cache_clear()
     _RESIDUES.clear()
+    forget_parts()
     forget_equalities()
 
 

@@ -32,3 +32,25 @@ def test_a_pointer_deep_in_a_shared_graph_is_still_found():
     for _ in range(80):
         x = BitXor(x, x)
     assert not index_valued(x)
+
+
+def test_parts_shared_by_many_addresses_get_the_answer_each_gets_alone():
+    from kernelcheck.analysis.bases import forget_parts
+
+    out, other, shape = Param("out", 0, 8), Param("other", 8, 8), Param("shape", 16, 8)
+    index = wrap(Opaque("ld@3", 64, memory=True), 64, True)
+    addresses = [
+        add(out, mul(Const(4), add(index, shape))),             # rebased by shape
+        add(out, mul(Const(4), index)),                          # an index: not rebased
+        add(out, mul(Const(4), add(index, shape)), other),       # another pointer: no base
+        add(out, mul(Const(8), add(index, shape)), Const(16)),   # the same parts again
+    ]
+    alone = []
+    for address in addresses:
+        forget_parts()
+        alone.append(rebased_base(address))
+    forget_parts()
+    together = [rebased_base(address) for address in addresses]
+    assert together == alone
+    assert [r is None for r in together] == [False, True, True, False]
+    forget_parts()
