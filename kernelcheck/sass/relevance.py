@@ -102,9 +102,6 @@ _ATOMICS = frozenset({"ATOMG", "ATOM", "ATOMS", "RED", "REDG"})
 #: give opaque values. A store there is never relevant, a load only for its result.
 _PRIVATE_STORES = frozenset({"STS", "STL", "STSM"})
 _PRIVATE_LOADS = frozenset({"LDS", "LDL", "LDSM"})
-#: Of those loads, the ones the lifter gives opaque results whatever their address holds
-#: (``LDSM``, the matrix load from shared memory): only their guard is read.
-_OPAQUE_LOADS = frozenset({"LDSM"})
 #: Opaque-valued instructions that the recognition of an integer division by a runtime
 #: value reads (:mod:`kernelcheck.sass.division`): the lifter replaces the quotient they
 #: compute by a ``div`` of the operands they read, so those operands stay relevant.
@@ -297,8 +294,7 @@ class _Steps:
                          ) and not used & self.atomic_results
             if opcode == "P2R":
                 used = self.mask(_saved_predicates(instr))
-            elif opcode in opaque_results() or opcode in REGISTER_ONLY or (
-                    opcode in _OPAQUE_LOADS):
+            elif opcode in opaque_results() or opcode in REGISTER_ONLY:
                 used = 0 if guard is None else self.mask((guard.register,))
             elif opcode in _PLAIN_STORES:
                 used = self.mask(_address_reads(instr))
@@ -369,13 +365,13 @@ def written_registers(instr: Instruction) -> tuple[str, ...]:
 
 @cache
 def opaque_results() -> frozenset[str]:
-    """The pure opcodes no rule of the lifter translates: it gives their destinations
-    opaque values whatever their operands hold (:func:`~kernelcheck.sass.lift_memory.
-    opaque_instruction`), so only their guard can change what they give (the division
-    steps aside)."""
+    """The pure opcodes, and the loads of private memory (``LDSM``), that no rule of the
+    lifter translates: it gives their destinations opaque values whatever their operands
+    hold (:func:`~kernelcheck.sass.lift_memory.opaque_instruction`), so only their guard
+    can change what they give (the division steps aside)."""
     from kernelcheck.sass.lift_rules import TRANSLATED_OPCODES
 
-    return PURE_OPCODES - TRANSLATED_OPCODES - _DIVISION_STEPS
+    return (PURE_OPCODES | _PRIVATE_LOADS) - TRANSLATED_OPCODES - _DIVISION_STEPS
 
 
 def _address_reads(instr: Instruction) -> tuple[str, ...]:
